@@ -321,8 +321,8 @@ mod tests {
 
     /// Every file of informer-k8s's generated tree is under 1 MiB, past which editors, linters
     /// and GitHub's viewer give up on a source file: informer-gen splits the compact module into
-    /// a file per module over its bound, and a module with no child module to split off (the
-    /// largest, `compact/api/core/v1.rs`) must stay under it alone.
+    /// a file per module over its bound, and a module's own items (the largest,
+    /// `compact/api/core/v1/mod.rs`, whose decoders are the child `decode.rs`) must stay under it.
     #[test]
     fn informer_k8s_generated_files_are_under_a_mebibyte() {
         fn walk(dir: &std::path::Path, over: &mut Vec<(String, u64)>, count: &mut usize) {

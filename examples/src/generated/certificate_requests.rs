@@ -56,50 +56,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateRequest {
-        const NAME: &'static str = "CertificateRequest";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&full::CertificateRequest> for CertificateRequest {
         fn from(full: &full::CertificateRequest) -> Self {
             CertificateRequest {
@@ -303,71 +259,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateRequestSpec {
-        const NAME: &'static str = "CertificateRequestSpec";
-        const KEYS: &'static [&'static str] = &[
-            "duration",
-            "extra",
-            "groups",
-            "isCA",
-            "issuerRef",
-            "request",
-            "uid",
-            "usages",
-            "username",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "duration" => rt::Option::Some(0),
-                "extra" => rt::Option::Some(1),
-                "groups" => rt::Option::Some(2),
-                "isCA" => rt::Option::Some(3),
-                "issuerRef" => rt::Option::Some(4),
-                "request" => rt::Option::Some(5),
-                "uid" => rt::Option::Some(6),
-                "usages" => rt::Option::Some(7),
-                "username" => rt::Option::Some(8),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.duration = rt::decode::value(map)?,
-                1 => self.extra = rt::decode::value(map)?,
-                2 => self.groups = rt::decode::value(map)?,
-                3 => self.is_ca = rt::decode::value(map)?,
-                4 => self.issuer_ref = rt::decode::value(map)?,
-                5 => self.request = rt::decode::value(map)?,
-                6 => self.uid = rt::decode::value(map)?,
-                7 => self.usages = rt::decode::value(map)?,
-                8 => self.username = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 4) == 0 {
-                self.issuer_ref = rt::decode::missing("issuerRef")?;
-            }
-            if seen & (1u128 << 5) == 0 {
-                self.request = rt::decode::missing("request")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for CertificateRequestSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.duration, state);
@@ -412,46 +303,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("group", "group"), ("kind", "kind"), ("name", "name")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestSpecIssuerRef {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateRequestSpecIssuerRef {
-        const NAME: &'static str = "CertificateRequestSpecIssuerRef";
-        const KEYS: &'static [&'static str] = &["group", "kind", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "group" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.group = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 2) == 0 {
-                self.name = rt::decode::missing("name")?;
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for CertificateRequestSpecIssuerRef {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -655,47 +506,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateRequestStatus {
-        const NAME: &'static str = "CertificateRequestStatus";
-        const KEYS: &'static [&'static str] = &[
-            "ca",
-            "certificate",
-            "conditions",
-            "failureTime",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "ca" => rt::Option::Some(0),
-                "certificate" => rt::Option::Some(1),
-                "conditions" => rt::Option::Some(2),
-                "failureTime" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ca = rt::decode::value(map)?,
-                1 => self.certificate = rt::decode::value(map)?,
-                2 => self.conditions = rt::decode::value(map)?,
-                3 => self.failure_time = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for CertificateRequestStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.ca, state);
@@ -885,14 +695,52 @@ pub mod v1 {
                 ],
             );
         }
-        impl<'de> rt::serde::Deserialize<'de> for CertificateRequest {
+        impl rt::K8sResource for CertificateRequest {
+            const API_VERSION: &'static str = "cert-manager.io/v1";
+            const GROUP: &'static str = "cert-manager.io";
+            const KIND: &'static str = "CertificateRequest";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "certificaterequests";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for CertificateRequest {
+            const LIST_KIND: &'static str = "CertificateRequestList";
+        }
+        impl rt::K8sMetadata for CertificateRequest {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl rt::HasStatus for CertificateRequest {
+            type Status = rt::Box<super::super::v1::CertificateRequestStatus>;
+            fn status(
+                &self,
+            ) -> rt::Option<&rt::Box<super::super::v1::CertificateRequestStatus>> {
+                self.status.as_ref()
+            }
+            fn status_mut(
+                &mut self,
+            ) -> &mut rt::Option<rt::Box<super::super::v1::CertificateRequestStatus>> {
+                &mut self.status
+            }
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::CertificateRequest {
             fn deserialize<D: rt::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> rt::Result<Self, D::Error> {
                 rt::decode::deserialize(deserializer)
             }
         }
-        impl rt::decode::Fields for CertificateRequest {
+        impl rt::decode::Fields for super::CertificateRequest {
             const NAME: &'static str = "CertificateRequest";
             const KEYS: &'static [&'static str] = &[
                 "apiVersion",
@@ -929,37 +777,201 @@ pub mod v1 {
                 rt::Result::Ok(())
             }
         }
-        impl rt::K8sResource for CertificateRequest {
-            const API_VERSION: &'static str = "cert-manager.io/v1";
-            const GROUP: &'static str = "cert-manager.io";
-            const KIND: &'static str = "CertificateRequest";
-            const VERSION: &'static str = "v1";
-            const URL_PATH_SEGMENT: &'static str = "certificaterequests";
-            type Scope = rt::NamespaceResourceScope;
-        }
-        impl rt::K8sListableResource for CertificateRequest {
-            const LIST_KIND: &'static str = "CertificateRequestList";
-        }
-        impl rt::K8sMetadata for CertificateRequest {
-            type Ty = rt::ObjectMeta;
-            fn metadata(&self) -> &rt::ObjectMeta {
-                &self.metadata
-            }
-            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-                &mut self.metadata
+        impl<'de> rt::serde::Deserialize<'de> for super::CertificateRequestSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
             }
         }
-        impl rt::HasStatus for CertificateRequest {
-            type Status = rt::Box<super::super::v1::CertificateRequestStatus>;
-            fn status(
-                &self,
-            ) -> rt::Option<&rt::Box<super::super::v1::CertificateRequestStatus>> {
-                self.status.as_ref()
+        impl rt::decode::Fields for super::CertificateRequestSpec {
+            const NAME: &'static str = "CertificateRequestSpec";
+            const KEYS: &'static [&'static str] = &[
+                "duration",
+                "extra",
+                "groups",
+                "isCA",
+                "issuerRef",
+                "request",
+                "uid",
+                "usages",
+                "username",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "duration" => rt::Option::Some(0),
+                    "extra" => rt::Option::Some(1),
+                    "groups" => rt::Option::Some(2),
+                    "isCA" => rt::Option::Some(3),
+                    "issuerRef" => rt::Option::Some(4),
+                    "request" => rt::Option::Some(5),
+                    "uid" => rt::Option::Some(6),
+                    "usages" => rt::Option::Some(7),
+                    "username" => rt::Option::Some(8),
+                    _ => rt::Option::None,
+                }
             }
-            fn status_mut(
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
                 &mut self,
-            ) -> &mut rt::Option<rt::Box<super::super::v1::CertificateRequestStatus>> {
-                &mut self.status
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.duration = rt::decode::value(map)?,
+                    1 => self.extra = rt::decode::value(map)?,
+                    2 => self.groups = rt::decode::value(map)?,
+                    3 => self.is_ca = rt::decode::value(map)?,
+                    4 => self.issuer_ref = rt::decode::value(map)?,
+                    5 => self.request = rt::decode::value(map)?,
+                    6 => self.uid = rt::decode::value(map)?,
+                    7 => self.usages = rt::decode::value(map)?,
+                    8 => self.username = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 4) == 0 {
+                    self.issuer_ref = rt::decode::missing("issuerRef")?;
+                }
+                if seen & (1u128 << 5) == 0 {
+                    self.request = rt::decode::missing("request")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CertificateRequestSpecIssuerRef {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateRequestSpecIssuerRef {
+            const NAME: &'static str = "CertificateRequestSpecIssuerRef";
+            const KEYS: &'static [&'static str] = &["group", "kind", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "group" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.group = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 2) == 0 {
+                    self.name = rt::decode::missing("name")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CertificateRequestStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateRequestStatus {
+            const NAME: &'static str = "CertificateRequestStatus";
+            const KEYS: &'static [&'static str] = &[
+                "ca",
+                "certificate",
+                "conditions",
+                "failureTime",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "ca" => rt::Option::Some(0),
+                    "certificate" => rt::Option::Some(1),
+                    "conditions" => rt::Option::Some(2),
+                    "failureTime" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ca = rt::decode::value(map)?,
+                    1 => self.certificate = rt::decode::value(map)?,
+                    2 => self.conditions = rt::decode::value(map)?,
+                    3 => self.failure_time = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::full::CertificateRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::full::CertificateRequest {
+            const NAME: &'static str = "CertificateRequest";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
             }
         }
     }

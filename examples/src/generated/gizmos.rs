@@ -53,59 +53,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Gizmo {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Gizmo {
-        const NAME: &'static str = "Gizmo";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "specItems",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "specItems" => rt::Option::Some(4),
-                "status" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.spec_items = rt::decode::value(map)?,
-                5 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 3) == 0 {
-                self.spec = rt::decode::missing("spec")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&full::Gizmo> for Gizmo {
         fn from(full: &full::Gizmo) -> Self {
             Gizmo {
@@ -372,119 +319,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpec {
-        const NAME: &'static str = "GizmoSpec";
-        const KEYS: &'static [&'static str] = &[
-            "anyValue",
-            "anything",
-            "child",
-            "config",
-            "count",
-            "created",
-            "empty",
-            "enabled",
-            "extra",
-            "items",
-            "labels",
-            "level",
-            "limits",
-            "matrix",
-            "name",
-            "nested",
-            "nullableObject",
-            "payload",
-            "phase",
-            "port",
-            "ratio",
-            "requiredNullable",
-            "size",
-            "tags",
-            "template",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "anyValue" => rt::Option::Some(0),
-                "anything" => rt::Option::Some(1),
-                "child" => rt::Option::Some(2),
-                "config" => rt::Option::Some(3),
-                "count" => rt::Option::Some(4),
-                "created" => rt::Option::Some(5),
-                "empty" => rt::Option::Some(6),
-                "enabled" => rt::Option::Some(7),
-                "extra" => rt::Option::Some(8),
-                "items" => rt::Option::Some(9),
-                "labels" => rt::Option::Some(10),
-                "level" => rt::Option::Some(11),
-                "limits" => rt::Option::Some(12),
-                "matrix" => rt::Option::Some(13),
-                "name" => rt::Option::Some(14),
-                "nested" => rt::Option::Some(15),
-                "nullableObject" => rt::Option::Some(16),
-                "payload" => rt::Option::Some(17),
-                "phase" => rt::Option::Some(18),
-                "port" => rt::Option::Some(19),
-                "ratio" => rt::Option::Some(20),
-                "requiredNullable" => rt::Option::Some(21),
-                "size" => rt::Option::Some(22),
-                "tags" => rt::Option::Some(23),
-                "template" => rt::Option::Some(24),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.any_value = rt::decode::value(map)?,
-                1 => self.anything = rt::decode::value(map)?,
-                2 => self.child = rt::decode::value(map)?,
-                3 => self.config = rt::decode::value(map)?,
-                4 => self.count = rt::decode::value(map)?,
-                5 => self.created = rt::decode::value(map)?,
-                6 => self.empty = rt::decode::value(map)?,
-                7 => self.enabled = rt::decode::nullable(map)?,
-                8 => self.extra = rt::decode::value(map)?,
-                9 => self.items = rt::decode::value(map)?,
-                10 => self.labels = rt::decode::value(map)?,
-                11 => self.level = rt::decode::value(map)?,
-                12 => self.limits = rt::decode::value(map)?,
-                13 => self.matrix = rt::decode::value(map)?,
-                14 => self.name = rt::decode::value(map)?,
-                15 => self.nested = rt::decode::value(map)?,
-                16 => self.nullable_object = rt::decode::nullable(map)?,
-                17 => self.payload = rt::decode::value(map)?,
-                18 => self.phase = rt::decode::value(map)?,
-                19 => self.port = rt::decode::value(map)?,
-                20 => self.ratio = rt::decode::value(map)?,
-                21 => self.required_nullable = rt::decode::value(map)?,
-                22 => self.size = rt::decode::value(map)?,
-                23 => self.tags = rt::decode::value(map)?,
-                24 => self.template = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 21) == 0 {
-                self.required_nullable = rt::decode::missing("requiredNullable")?;
-            }
-            if seen & (1u128 << 22) == 0 {
-                self.size = rt::decode::missing("size")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.any_value, state);
@@ -555,47 +389,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecChild {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecChild {
-        const NAME: &'static str = "GizmoSpecChild";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::value(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpecChild {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.api_version, state);
@@ -633,36 +426,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("replicas", "replicas")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecChildSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecChildSpec {
-        const NAME: &'static str = "GizmoSpecChildSpec";
-        const KEYS: &'static [&'static str] = &["replicas"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "replicas" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.replicas = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for GizmoSpecChildSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -741,59 +504,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecItems {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecItems {
-        const NAME: &'static str = "GizmoSpecItems";
-        const KEYS: &'static [&'static str] = &[
-            "$ref",
-            "8080",
-            "fooBar",
-            "foo_bar",
-            "self",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "$ref" => rt::Option::Some(0),
-                "8080" => rt::Option::Some(1),
-                "fooBar" => rt::Option::Some(2),
-                "foo_bar" => rt::Option::Some(3),
-                "self" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.r#ref = rt::decode::value(map)?,
-                1 => self._8080 = rt::decode::value(map)?,
-                2 => self.foo_bar = rt::decode::value(map)?,
-                3 => self.foo_bar_2 = rt::decode::value(map)?,
-                4 => self.self_ = rt::decode::value(map)?,
-                5 => self.r#type = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 5) == 0 {
-                self.r#type = rt::decode::missing("type")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpecItems {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.r#ref, state);
@@ -829,36 +539,6 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecItems2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecItems2 {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecItems2 {
-        const NAME: &'static str = "GizmoSpecItems2";
-        const KEYS: &'static [&'static str] = &["note"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "note" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.note = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpecItems2 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.note, state);
@@ -880,36 +560,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecLimits {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("max", "max")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecLimits {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecLimits {
-        const NAME: &'static str = "GizmoSpecLimits";
-        const KEYS: &'static [&'static str] = &["max"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "max" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for GizmoSpecLimits {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -933,36 +583,6 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecNested {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level1", "level1")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNested {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecNested {
-        const NAME: &'static str = "GizmoSpecNested";
-        const KEYS: &'static [&'static str] = &["level1"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "level1" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.level1 = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpecNested {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.level1, state);
@@ -984,36 +604,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNestedLevel1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level2", "level2")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNestedLevel1 {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecNestedLevel1 {
-        const NAME: &'static str = "GizmoSpecNestedLevel1";
-        const KEYS: &'static [&'static str] = &["level2"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "level2" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.level2 = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for GizmoSpecNestedLevel1 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -1037,36 +627,6 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecNestedLevel1Level2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("value", "value")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNestedLevel1Level2 {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecNestedLevel1Level2 {
-        const NAME: &'static str = "GizmoSpecNestedLevel1Level2";
-        const KEYS: &'static [&'static str] = &["value"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "value" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.value = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpecNestedLevel1Level2 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.value, state);
@@ -1088,36 +648,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNullableObject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNullableObject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpecNullableObject {
-        const NAME: &'static str = "GizmoSpecNullableObject";
-        const KEYS: &'static [&'static str] = &["note"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "note" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.note = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for GizmoSpecNullableObject {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -1223,40 +753,6 @@ pub mod v1 {
                 ("selector", "selector"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoStatus {
-        const NAME: &'static str = "GizmoStatus";
-        const KEYS: &'static [&'static str] = &["conditions", "replicas", "selector"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "replicas" => rt::Option::Some(1),
-                "selector" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.replicas = rt::decode::value(map)?,
-                2 => self.selector = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for GizmoStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -1568,62 +1064,6 @@ pub mod v1 {
                 ],
             );
         }
-        impl<'de> rt::serde::Deserialize<'de> for Gizmo {
-            fn deserialize<D: rt::serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> rt::Result<Self, D::Error> {
-                rt::decode::deserialize(deserializer)
-            }
-        }
-        impl rt::decode::Fields for Gizmo {
-            const NAME: &'static str = "Gizmo";
-            const KEYS: &'static [&'static str] = &[
-                "apiVersion",
-                "kind",
-                "metadata",
-                "spec",
-                "specItems",
-                "status",
-            ];
-            fn index(key: &str) -> rt::Option<u8> {
-                match key {
-                    "apiVersion" => rt::Option::Some(0),
-                    "kind" => rt::Option::Some(1),
-                    "metadata" => rt::Option::Some(2),
-                    "spec" => rt::Option::Some(3),
-                    "specItems" => rt::Option::Some(4),
-                    "status" => rt::Option::Some(5),
-                    _ => rt::Option::None,
-                }
-            }
-            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                &mut self,
-                index: u8,
-                map: &mut A,
-            ) -> rt::Result<(), A::Error> {
-                match index {
-                    0 => self.api_version = rt::decode::value(map)?,
-                    1 => self.kind = rt::decode::value(map)?,
-                    2 => self.metadata = rt::decode::null_default(map)?,
-                    3 => self.spec = rt::decode::value(map)?,
-                    4 => self.spec_items = rt::decode::value(map)?,
-                    5 => self.status = rt::decode::value(map)?,
-                    _ => {
-                        map.next_value::<rt::serde::de::IgnoredAny>()?;
-                    }
-                }
-                rt::Result::Ok(())
-            }
-            fn finish<E: rt::serde::de::Error>(
-                &mut self,
-                seen: u128,
-            ) -> rt::Result<(), E> {
-                if seen & (1u128 << 3) == 0 {
-                    self.spec = rt::decode::missing("spec")?;
-                }
-                rt::Result::Ok(())
-            }
-        }
         impl rt::K8sResource for Gizmo {
             const API_VERSION: &'static str = "features.example.com/v1";
             const GROUP: &'static str = "features.example.com";
@@ -1744,6 +1184,584 @@ pub mod v1 {
             }
         }
     }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Gizmo {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Gizmo {
+            const NAME: &'static str = "Gizmo";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "specItems",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "specItems" => rt::Option::Some(4),
+                    "status" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.spec_items = rt::decode::value(map)?,
+                    5 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 3) == 0 {
+                    self.spec = rt::decode::missing("spec")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpec {
+            const NAME: &'static str = "GizmoSpec";
+            const KEYS: &'static [&'static str] = &[
+                "anyValue",
+                "anything",
+                "child",
+                "config",
+                "count",
+                "created",
+                "empty",
+                "enabled",
+                "extra",
+                "items",
+                "labels",
+                "level",
+                "limits",
+                "matrix",
+                "name",
+                "nested",
+                "nullableObject",
+                "payload",
+                "phase",
+                "port",
+                "ratio",
+                "requiredNullable",
+                "size",
+                "tags",
+                "template",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "anyValue" => rt::Option::Some(0),
+                    "anything" => rt::Option::Some(1),
+                    "child" => rt::Option::Some(2),
+                    "config" => rt::Option::Some(3),
+                    "count" => rt::Option::Some(4),
+                    "created" => rt::Option::Some(5),
+                    "empty" => rt::Option::Some(6),
+                    "enabled" => rt::Option::Some(7),
+                    "extra" => rt::Option::Some(8),
+                    "items" => rt::Option::Some(9),
+                    "labels" => rt::Option::Some(10),
+                    "level" => rt::Option::Some(11),
+                    "limits" => rt::Option::Some(12),
+                    "matrix" => rt::Option::Some(13),
+                    "name" => rt::Option::Some(14),
+                    "nested" => rt::Option::Some(15),
+                    "nullableObject" => rt::Option::Some(16),
+                    "payload" => rt::Option::Some(17),
+                    "phase" => rt::Option::Some(18),
+                    "port" => rt::Option::Some(19),
+                    "ratio" => rt::Option::Some(20),
+                    "requiredNullable" => rt::Option::Some(21),
+                    "size" => rt::Option::Some(22),
+                    "tags" => rt::Option::Some(23),
+                    "template" => rt::Option::Some(24),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.any_value = rt::decode::value(map)?,
+                    1 => self.anything = rt::decode::value(map)?,
+                    2 => self.child = rt::decode::value(map)?,
+                    3 => self.config = rt::decode::value(map)?,
+                    4 => self.count = rt::decode::value(map)?,
+                    5 => self.created = rt::decode::value(map)?,
+                    6 => self.empty = rt::decode::value(map)?,
+                    7 => self.enabled = rt::decode::nullable(map)?,
+                    8 => self.extra = rt::decode::value(map)?,
+                    9 => self.items = rt::decode::value(map)?,
+                    10 => self.labels = rt::decode::value(map)?,
+                    11 => self.level = rt::decode::value(map)?,
+                    12 => self.limits = rt::decode::value(map)?,
+                    13 => self.matrix = rt::decode::value(map)?,
+                    14 => self.name = rt::decode::value(map)?,
+                    15 => self.nested = rt::decode::value(map)?,
+                    16 => self.nullable_object = rt::decode::nullable(map)?,
+                    17 => self.payload = rt::decode::value(map)?,
+                    18 => self.phase = rt::decode::value(map)?,
+                    19 => self.port = rt::decode::value(map)?,
+                    20 => self.ratio = rt::decode::value(map)?,
+                    21 => self.required_nullable = rt::decode::value(map)?,
+                    22 => self.size = rt::decode::value(map)?,
+                    23 => self.tags = rt::decode::value(map)?,
+                    24 => self.template = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 21) == 0 {
+                    self.required_nullable = rt::decode::missing("requiredNullable")?;
+                }
+                if seen & (1u128 << 22) == 0 {
+                    self.size = rt::decode::missing("size")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecChild {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecChild {
+            const NAME: &'static str = "GizmoSpecChild";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::value(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecChildSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecChildSpec {
+            const NAME: &'static str = "GizmoSpecChildSpec";
+            const KEYS: &'static [&'static str] = &["replicas"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "replicas" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.replicas = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecItems {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecItems {
+            const NAME: &'static str = "GizmoSpecItems";
+            const KEYS: &'static [&'static str] = &[
+                "$ref",
+                "8080",
+                "fooBar",
+                "foo_bar",
+                "self",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "$ref" => rt::Option::Some(0),
+                    "8080" => rt::Option::Some(1),
+                    "fooBar" => rt::Option::Some(2),
+                    "foo_bar" => rt::Option::Some(3),
+                    "self" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.r#ref = rt::decode::value(map)?,
+                    1 => self._8080 = rt::decode::value(map)?,
+                    2 => self.foo_bar = rt::decode::value(map)?,
+                    3 => self.foo_bar_2 = rt::decode::value(map)?,
+                    4 => self.self_ = rt::decode::value(map)?,
+                    5 => self.r#type = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 5) == 0 {
+                    self.r#type = rt::decode::missing("type")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecItems2 {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecItems2 {
+            const NAME: &'static str = "GizmoSpecItems2";
+            const KEYS: &'static [&'static str] = &["note"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "note" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.note = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecLimits {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecLimits {
+            const NAME: &'static str = "GizmoSpecLimits";
+            const KEYS: &'static [&'static str] = &["max"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "max" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecNested {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecNested {
+            const NAME: &'static str = "GizmoSpecNested";
+            const KEYS: &'static [&'static str] = &["level1"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "level1" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.level1 = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecNestedLevel1 {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecNestedLevel1 {
+            const NAME: &'static str = "GizmoSpecNestedLevel1";
+            const KEYS: &'static [&'static str] = &["level2"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "level2" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.level2 = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecNestedLevel1Level2 {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecNestedLevel1Level2 {
+            const NAME: &'static str = "GizmoSpecNestedLevel1Level2";
+            const KEYS: &'static [&'static str] = &["value"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "value" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.value = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpecNullableObject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoSpecNullableObject {
+            const NAME: &'static str = "GizmoSpecNullableObject";
+            const KEYS: &'static [&'static str] = &["note"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "note" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.note = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GizmoStatus {
+            const NAME: &'static str = "GizmoStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "replicas",
+                "selector",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "replicas" => rt::Option::Some(1),
+                    "selector" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.replicas = rt::decode::value(map)?,
+                    2 => self.selector = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::full::Gizmo {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::full::Gizmo {
+            const NAME: &'static str = "Gizmo";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "specItems",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "specItems" => rt::Option::Some(4),
+                    "status" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.spec_items = rt::decode::value(map)?,
+                    5 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 3) == 0 {
+                    self.spec = rt::decode::missing("spec")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+    }
 }
 /// Types of version `v1alpha1` of the CRDs in `crds/features.yaml`.
 pub mod v1alpha1 {
@@ -1785,47 +1803,6 @@ pub mod v1alpha1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for Gizmo {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Gizmo {
-        const NAME: &'static str = "Gizmo";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&full::Gizmo> for Gizmo {
         fn from(full: &full::Gizmo) -> Self {
@@ -1941,42 +1918,6 @@ pub mod v1alpha1 {
     impl rt::ProjectionSource for GizmoSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("size", "size")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for GizmoSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GizmoSpec {
-        const NAME: &'static str = "GizmoSpec";
-        const KEYS: &'static [&'static str] = &["size"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "size" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.size = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 0) == 0 {
-                self.size = rt::decode::missing("size")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for GizmoSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.size, state);
@@ -2027,14 +1968,39 @@ pub mod v1alpha1 {
                 ],
             );
         }
-        impl<'de> rt::serde::Deserialize<'de> for Gizmo {
+        impl rt::K8sResource for Gizmo {
+            const API_VERSION: &'static str = "features.example.com/v1alpha1";
+            const GROUP: &'static str = "features.example.com";
+            const KIND: &'static str = "Gizmo";
+            const VERSION: &'static str = "v1alpha1";
+            const URL_PATH_SEGMENT: &'static str = "gizmos";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for Gizmo {
+            const LIST_KIND: &'static str = "GizmoList";
+        }
+        impl rt::K8sMetadata for Gizmo {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Gizmo {
             fn deserialize<D: rt::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> rt::Result<Self, D::Error> {
                 rt::decode::deserialize(deserializer)
             }
         }
-        impl rt::decode::Fields for Gizmo {
+        impl rt::decode::Fields for super::Gizmo {
             const NAME: &'static str = "Gizmo";
             const KEYS: &'static [&'static str] = &[
                 "apiVersion",
@@ -2068,24 +2034,84 @@ pub mod v1alpha1 {
                 rt::Result::Ok(())
             }
         }
-        impl rt::K8sResource for Gizmo {
-            const API_VERSION: &'static str = "features.example.com/v1alpha1";
-            const GROUP: &'static str = "features.example.com";
-            const KIND: &'static str = "Gizmo";
-            const VERSION: &'static str = "v1alpha1";
-            const URL_PATH_SEGMENT: &'static str = "gizmos";
-            type Scope = rt::NamespaceResourceScope;
-        }
-        impl rt::K8sListableResource for Gizmo {
-            const LIST_KIND: &'static str = "GizmoList";
-        }
-        impl rt::K8sMetadata for Gizmo {
-            type Ty = rt::ObjectMeta;
-            fn metadata(&self) -> &rt::ObjectMeta {
-                &self.metadata
+        impl<'de> rt::serde::Deserialize<'de> for super::GizmoSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
             }
-            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-                &mut self.metadata
+        }
+        impl rt::decode::Fields for super::GizmoSpec {
+            const NAME: &'static str = "GizmoSpec";
+            const KEYS: &'static [&'static str] = &["size"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "size" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.size = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 0) == 0 {
+                    self.size = rt::decode::missing("size")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::full::Gizmo {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::full::Gizmo {
+            const NAME: &'static str = "Gizmo";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
             }
         }
     }

@@ -43,53 +43,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PrometheusRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PrometheusRule {
-        const NAME: &'static str = "PrometheusRule";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 3) == 0 {
-                self.spec = rt::decode::missing("spec")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&full::PrometheusRule> for PrometheusRule {
         fn from(full: &full::PrometheusRule) -> Self {
             PrometheusRule {
@@ -213,36 +166,6 @@ pub mod v1 {
     impl rt::ProjectionSource for PrometheusRuleSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("groups", "groups")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PrometheusRuleSpec {
-        const NAME: &'static str = "PrometheusRuleSpec";
-        const KEYS: &'static [&'static str] = &["groups"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "groups" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.groups = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for PrometheusRuleSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.groups, state);
@@ -296,56 +219,6 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpecGroups {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PrometheusRuleSpecGroups {
-        const NAME: &'static str = "PrometheusRuleSpecGroups";
-        const KEYS: &'static [&'static str] = &[
-            "interval",
-            "limit",
-            "name",
-            "partial_response_strategy",
-            "rules",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "interval" => rt::Option::Some(0),
-                "limit" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                "partial_response_strategy" => rt::Option::Some(3),
-                "rules" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.interval = rt::decode::value(map)?,
-                1 => self.limit = rt::decode::value(map)?,
-                2 => self.name = rt::decode::value(map)?,
-                3 => self.partial_response_strategy = rt::decode::value(map)?,
-                4 => self.rules = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 2) == 0 {
-                self.name = rt::decode::missing("name")?;
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::ShareHash for PrometheusRuleSpecGroups {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -421,62 +294,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpecGroupsRules {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PrometheusRuleSpecGroupsRules {
-        const NAME: &'static str = "PrometheusRuleSpecGroupsRules";
-        const KEYS: &'static [&'static str] = &[
-            "alert",
-            "annotations",
-            "expr",
-            "for",
-            "keep_firing_for",
-            "labels",
-            "record",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "alert" => rt::Option::Some(0),
-                "annotations" => rt::Option::Some(1),
-                "expr" => rt::Option::Some(2),
-                "for" => rt::Option::Some(3),
-                "keep_firing_for" => rt::Option::Some(4),
-                "labels" => rt::Option::Some(5),
-                "record" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.alert = rt::decode::value(map)?,
-                1 => self.annotations = rt::decode::value(map)?,
-                2 => self.expr = rt::decode::value(map)?,
-                3 => self.r#for = rt::decode::value(map)?,
-                4 => self.keep_firing_for = rt::decode::value(map)?,
-                5 => self.labels = rt::decode::value(map)?,
-                6 => self.record = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
-            if seen & (1u128 << 2) == 0 {
-                self.expr = rt::decode::missing("expr")?;
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::ShareHash for PrometheusRuleSpecGroupsRules {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.alert, state);
@@ -532,14 +349,62 @@ pub mod v1 {
                 ],
             );
         }
-        impl<'de> rt::serde::Deserialize<'de> for PrometheusRule {
+        impl rt::K8sResource for PrometheusRule {
+            const API_VERSION: &'static str = "monitoring.coreos.com/v1";
+            const GROUP: &'static str = "monitoring.coreos.com";
+            const KIND: &'static str = "PrometheusRule";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "prometheusrules";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for PrometheusRule {
+            const LIST_KIND: &'static str = "PrometheusRuleList";
+        }
+        impl rt::K8sMetadata for PrometheusRule {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl rt::HasSpec for PrometheusRule {
+            type Spec = super::super::v1::PrometheusRuleSpec;
+            fn spec(&self) -> &super::super::v1::PrometheusRuleSpec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut super::super::v1::PrometheusRuleSpec {
+                &mut self.spec
+            }
+        }
+        impl PrometheusRule {
+            /// A `PrometheusRule` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
+            pub fn new(name: &str, spec: super::super::v1::PrometheusRuleSpec) -> Self {
+                PrometheusRule {
+                    api_version: rt::Default::default(),
+                    kind: rt::Default::default(),
+                    metadata: rt::ObjectMeta {
+                        name: rt::Option::Some(rt::String::from(name)),
+                        ..rt::Default::default()
+                    },
+                    spec,
+                }
+            }
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::PrometheusRule {
             fn deserialize<D: rt::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> rt::Result<Self, D::Error> {
                 rt::decode::deserialize(deserializer)
             }
         }
-        impl rt::decode::Fields for PrometheusRule {
+        impl rt::decode::Fields for super::PrometheusRule {
             const NAME: &'static str = "PrometheusRule";
             const KEYS: &'static [&'static str] = &[
                 "apiVersion",
@@ -582,47 +447,196 @@ pub mod v1 {
                 rt::Result::Ok(())
             }
         }
-        impl rt::K8sResource for PrometheusRule {
-            const API_VERSION: &'static str = "monitoring.coreos.com/v1";
-            const GROUP: &'static str = "monitoring.coreos.com";
-            const KIND: &'static str = "PrometheusRule";
-            const VERSION: &'static str = "v1";
-            const URL_PATH_SEGMENT: &'static str = "prometheusrules";
-            type Scope = rt::NamespaceResourceScope;
-        }
-        impl rt::K8sListableResource for PrometheusRule {
-            const LIST_KIND: &'static str = "PrometheusRuleList";
-        }
-        impl rt::K8sMetadata for PrometheusRule {
-            type Ty = rt::ObjectMeta;
-            fn metadata(&self) -> &rt::ObjectMeta {
-                &self.metadata
-            }
-            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-                &mut self.metadata
+        impl<'de> rt::serde::Deserialize<'de> for super::PrometheusRuleSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
             }
         }
-        impl rt::HasSpec for PrometheusRule {
-            type Spec = super::super::v1::PrometheusRuleSpec;
-            fn spec(&self) -> &super::super::v1::PrometheusRuleSpec {
-                &self.spec
-            }
-            fn spec_mut(&mut self) -> &mut super::super::v1::PrometheusRuleSpec {
-                &mut self.spec
-            }
-        }
-        impl PrometheusRule {
-            /// A `PrometheusRule` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
-            pub fn new(name: &str, spec: super::super::v1::PrometheusRuleSpec) -> Self {
-                PrometheusRule {
-                    api_version: rt::Default::default(),
-                    kind: rt::Default::default(),
-                    metadata: rt::ObjectMeta {
-                        name: rt::Option::Some(rt::String::from(name)),
-                        ..rt::Default::default()
-                    },
-                    spec,
+        impl rt::decode::Fields for super::PrometheusRuleSpec {
+            const NAME: &'static str = "PrometheusRuleSpec";
+            const KEYS: &'static [&'static str] = &["groups"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "groups" => rt::Option::Some(0),
+                    _ => rt::Option::None,
                 }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.groups = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PrometheusRuleSpecGroups {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PrometheusRuleSpecGroups {
+            const NAME: &'static str = "PrometheusRuleSpecGroups";
+            const KEYS: &'static [&'static str] = &[
+                "interval",
+                "limit",
+                "name",
+                "partial_response_strategy",
+                "rules",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "interval" => rt::Option::Some(0),
+                    "limit" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    "partial_response_strategy" => rt::Option::Some(3),
+                    "rules" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.interval = rt::decode::value(map)?,
+                    1 => self.limit = rt::decode::value(map)?,
+                    2 => self.name = rt::decode::value(map)?,
+                    3 => self.partial_response_strategy = rt::decode::value(map)?,
+                    4 => self.rules = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 2) == 0 {
+                    self.name = rt::decode::missing("name")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PrometheusRuleSpecGroupsRules {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PrometheusRuleSpecGroupsRules {
+            const NAME: &'static str = "PrometheusRuleSpecGroupsRules";
+            const KEYS: &'static [&'static str] = &[
+                "alert",
+                "annotations",
+                "expr",
+                "for",
+                "keep_firing_for",
+                "labels",
+                "record",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "alert" => rt::Option::Some(0),
+                    "annotations" => rt::Option::Some(1),
+                    "expr" => rt::Option::Some(2),
+                    "for" => rt::Option::Some(3),
+                    "keep_firing_for" => rt::Option::Some(4),
+                    "labels" => rt::Option::Some(5),
+                    "record" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.alert = rt::decode::value(map)?,
+                    1 => self.annotations = rt::decode::value(map)?,
+                    2 => self.expr = rt::decode::value(map)?,
+                    3 => self.r#for = rt::decode::value(map)?,
+                    4 => self.keep_firing_for = rt::decode::value(map)?,
+                    5 => self.labels = rt::decode::value(map)?,
+                    6 => self.record = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 2) == 0 {
+                    self.expr = rt::decode::missing("expr")?;
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::full::PrometheusRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::full::PrometheusRule {
+            const NAME: &'static str = "PrometheusRule";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 3) == 0 {
+                    self.spec = rt::decode::missing("spec")?;
+                }
+                rt::Result::Ok(())
             }
         }
     }

@@ -64,10 +64,32 @@ fn keys(def: &TypeDef, tags: bool) -> Vec<&str> {
     keys
 }
 
-/// `Deserialize` and `decode::Fields` for a struct that [`uses_table`].
-pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStream {
+/// A module's decoders in a child module of their own, `decode`, so that a module over the file
+/// bound splits into its types and their decoders (informer-k8s's `compact/api/core/v1`);
+/// nothing when the module has none.
+pub(super) fn module(impls: Vec<TokenStream>, cx: &Ctx<'_>) -> Option<TokenStream> {
+    if impls.is_empty() {
+        return None;
+    }
+    let imports = cx.paths.imports(false);
+    Some(quote! {
+        /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+        mod decode {
+            #imports
+            #(#impls)*
+        }
+    })
+}
+
+/// `Deserialize` and `decode::Fields` for a struct that [`uses_table`], named `ident` (a path
+/// from the `decode` module).
+pub(super) fn decode_impls(
+    def: &TypeDef,
+    tags: bool,
+    ident: &TokenStream,
+    cx: &Ctx<'_>,
+) -> TokenStream {
     let rt = &cx.paths.rt;
-    let ident = format_ident!("{}", def.name);
     let name = &def.name;
     let keys = keys(def, tags);
     let index_of = |json: &str| {

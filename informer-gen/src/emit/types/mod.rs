@@ -16,6 +16,7 @@
 //! `Serialize` is serde's derive; decoding is the runtime's one table-driven decoder wherever it
 //! serves ([`decode`]), serde's derive elsewhere, both from the same field attributes.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use proc_macro2::TokenStream;
@@ -102,6 +103,7 @@ fn types_module(
     for def in graph.values() {
         tree.insert(&def.module, def);
     }
+    let decode = RefCell::new(Vec::new());
     tree.emit(
         &[],
         &Ctx {
@@ -111,10 +113,12 @@ fn types_module(
             sharing: &sharing,
             mod_doc,
             meta,
+            decode: &decode,
         },
     )
 }
 
+#[derive(Clone, Copy)]
 struct Ctx<'a> {
     /// Every type, by key (a status field's enum, G10).
     graph: &'a TypeGraph,
@@ -127,6 +131,8 @@ struct Ctx<'a> {
     mod_doc: &'a dyn Fn(&[String]) -> String,
     /// The compact `ObjectMeta` of CRD kinds' compact forms (`None` for the `compact` module).
     meta: Option<&'a CompactMeta>,
+    /// The decoders of the module being emitted, for its `decode` child module ([`decode`]).
+    decode: &'a RefCell<Vec<TokenStream>>,
 }
 
 #[derive(Default)]
@@ -148,8 +154,14 @@ impl<'a> ModTree<'a> {
     }
 
     fn emit(&self, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+        // This module's decoders, gathered as its types are emitted.
+        let sink = RefCell::new(Vec::new());
+        let cx = &Ctx {
+            decode: &sink,
+            ..*cx
+        };
         let imports = (!self.defs.is_empty()).then(|| cx.paths.imports(true));
-        let defs = self.defs.iter().map(|d| type_def(d, at, cx));
+        let defs: Vec<TokenStream> = self.defs.iter().map(|d| type_def(d, at, cx)).collect();
         // The full forms of this module's CRD kinds, for `kube::Api` (decision record 27).
         let full: Vec<TokenStream> = self
             .defs
@@ -177,6 +189,7 @@ impl<'a> ModTree<'a> {
                 }
             }
         });
+        let decode = decode::module(sink.take(), cx);
         let children = self.children.iter().map(|(name, child)| {
             let ident = crate::naming::ident(name);
             let mut path = at.to_vec();
@@ -190,7 +203,7 @@ impl<'a> ModTree<'a> {
                 }
             }
         });
-        quote!(#imports #(#defs)* #full #(#children)*)
+        quote!(#imports #(#defs)* #full #decode #(#children)*)
     }
 }
 
@@ -338,11 +351,20 @@ fn struct_decl(
     });
     let fields = def.fields.iter().map(|f| field_decl(f, at, cx));
     let json_names = json_names_impl(def, tags.is_some(), cx);
-    // serde's derived `Deserialize` only where the runtime's table decoder cannot serve.
-    let (derive_de, decode) = if decode::uses_table(def, tags.is_some()) {
-        (None, Some(decode::decode_impls(def, tags.is_some(), cx)))
+    // serde's derived `Deserialize` only where the runtime's table decoder cannot serve; the
+    // table goes to the module's `decode` child, named from there.
+    let derive_de = if decode::uses_table(def, tags.is_some()) {
+        let path = if at.last().is_some_and(|m| m == "full") {
+            quote!(super::full::#ident)
+        } else {
+            quote!(super::#ident)
+        };
+        let impls = decode::decode_impls(def, tags.is_some(), &path, cx);
+        let gated = super::gate_items(impls, &cx.paths.k8s_cfg(&def.k8s_versions));
+        cx.decode.borrow_mut().push(gated);
+        None
     } else {
-        (Some(quote!(, #rt::serde::Deserialize)), None)
+        Some(quote!(, #rt::serde::Deserialize))
     };
     let unknown = def.unknown_fields.as_ref().map(|name| {
         let name = crate::naming::ident(name);
@@ -362,7 +384,6 @@ fn struct_decl(
             #unknown
         }
         #json_names
-        #decode
     }
 }
 

@@ -76,54 +76,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de>
-                for CustomResourceColumnDefinition {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceColumnDefinition {
-                    const NAME: &'static str = "CustomResourceColumnDefinition";
-                    const KEYS: &'static [&'static str] = &[
-                        "description",
-                        "format",
-                        "jsonPath",
-                        "name",
-                        "priority",
-                        "type",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "description" => rt::Option::Some(0),
-                            "format" => rt::Option::Some(1),
-                            "jsonPath" => rt::Option::Some(2),
-                            "name" => rt::Option::Some(3),
-                            "priority" => rt::Option::Some(4),
-                            "type" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.description = rt::decode::value(map)?,
-                            1 => self.format = rt::decode::value(map)?,
-                            2 => self.json_path = rt::decode::null_default(map)?,
-                            3 => self.name = rt::decode::null_default(map)?,
-                            4 => self.priority = rt::decode::value(map)?,
-                            5 => self.type_ = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition,
                 > for CustomResourceColumnDefinition {
@@ -219,38 +171,6 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("strategy", "strategy"), ("webhook", "webhook")],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceConversion {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceConversion {
-                    const NAME: &'static str = "CustomResourceConversion";
-                    const KEYS: &'static [&'static str] = &["strategy", "webhook"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "strategy" => rt::Option::Some(0),
-                            "webhook" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.strategy = rt::decode::null_default(map)?,
-                            1 => self.webhook = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
@@ -368,50 +288,6 @@ pub mod pkg {
                             ("status", "status"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinition {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinition {
-                    const NAME: &'static str = "CustomResourceDefinition";
-                    const KEYS: &'static [&'static str] = &[
-                        "apiVersion",
-                        "kind",
-                        "metadata",
-                        "spec",
-                        "status",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "apiVersion" => rt::Option::Some(0),
-                            "kind" => rt::Option::Some(1),
-                            "metadata" => rt::Option::Some(2),
-                            "spec" => rt::Option::Some(3),
-                            "status" => rt::Option::Some(4),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.api_version = rt::decode::value(map)?,
-                            1 => self.kind = rt::decode::value(map)?,
-                            2 => self.metadata = rt::decode::null_default(map)?,
-                            3 => self.spec = rt::decode::null_default(map)?,
-                            4 => self.status = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -617,56 +493,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de>
-                for CustomResourceDefinitionCondition {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinitionCondition {
-                    const NAME: &'static str = "CustomResourceDefinitionCondition";
-                    const KEYS: &'static [&'static str] = &[
-                        "lastTransitionTime",
-                        "message",
-                        "observedGeneration",
-                        "reason",
-                        "status",
-                        "type",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "lastTransitionTime" => rt::Option::Some(0),
-                            "message" => rt::Option::Some(1),
-                            #[cfg(k8s_since = "1.35")]
-                            "observedGeneration" => rt::Option::Some(2),
-                            "reason" => rt::Option::Some(3),
-                            "status" => rt::Option::Some(4),
-                            "type" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.last_transition_time = rt::decode::value(map)?,
-                            1 => self.message = rt::decode::value(map)?,
-                            #[cfg(k8s_since = "1.35")]
-                            2 => self.observed_generation = rt::decode::value(map)?,
-                            3 => self.reason = rt::decode::value(map)?,
-                            4 => self.status = rt::decode::null_default(map)?,
-                            5 => self.type_ = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition,
                 > for CustomResourceDefinitionCondition {
@@ -804,53 +630,6 @@ pub mod pkg {
                             ("singular", "singular"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinitionNames {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinitionNames {
-                    const NAME: &'static str = "CustomResourceDefinitionNames";
-                    const KEYS: &'static [&'static str] = &[
-                        "categories",
-                        "kind",
-                        "listKind",
-                        "plural",
-                        "shortNames",
-                        "singular",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "categories" => rt::Option::Some(0),
-                            "kind" => rt::Option::Some(1),
-                            "listKind" => rt::Option::Some(2),
-                            "plural" => rt::Option::Some(3),
-                            "shortNames" => rt::Option::Some(4),
-                            "singular" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.categories = rt::decode::value(map)?,
-                            1 => self.kind = rt::decode::null_default(map)?,
-                            2 => self.list_kind = rt::decode::value(map)?,
-                            3 => self.plural = rt::decode::null_default(map)?,
-                            4 => self.short_names = rt::decode::value(map)?,
-                            5 => self.singular = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
@@ -991,53 +770,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinitionSpec {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinitionSpec {
-                    const NAME: &'static str = "CustomResourceDefinitionSpec";
-                    const KEYS: &'static [&'static str] = &[
-                        "conversion",
-                        "group",
-                        "names",
-                        "preserveUnknownFields",
-                        "scope",
-                        "versions",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "conversion" => rt::Option::Some(0),
-                            "group" => rt::Option::Some(1),
-                            "names" => rt::Option::Some(2),
-                            "preserveUnknownFields" => rt::Option::Some(3),
-                            "scope" => rt::Option::Some(4),
-                            "versions" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.conversion = rt::decode::value(map)?,
-                            1 => self.group = rt::decode::null_default(map)?,
-                            2 => self.names = rt::decode::null_default(map)?,
-                            3 => self.preserve_unknown_fields = rt::decode::value(map)?,
-                            4 => self.scope = rt::decode::null_default(map)?,
-                            5 => self.versions = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
                 > for CustomResourceDefinitionSpec {
@@ -1162,50 +894,6 @@ pub mod pkg {
                             ("stored_versions", "storedVersions"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de>
-                for CustomResourceDefinitionStatus {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinitionStatus {
-                    const NAME: &'static str = "CustomResourceDefinitionStatus";
-                    const KEYS: &'static [&'static str] = &[
-                        "acceptedNames",
-                        "conditions",
-                        "observedGeneration",
-                        "storedVersions",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "acceptedNames" => rt::Option::Some(0),
-                            "conditions" => rt::Option::Some(1),
-                            #[cfg(k8s_since = "1.35")]
-                            "observedGeneration" => rt::Option::Some(2),
-                            "storedVersions" => rt::Option::Some(3),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.accepted_names = rt::decode::value(map)?,
-                            1 => self.conditions = rt::decode::value(map)?,
-                            #[cfg(k8s_since = "1.35")]
-                            2 => self.observed_generation = rt::decode::value(map)?,
-                            3 => self.stored_versions = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
@@ -1367,65 +1055,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de>
-                for CustomResourceDefinitionVersion {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceDefinitionVersion {
-                    const NAME: &'static str = "CustomResourceDefinitionVersion";
-                    const KEYS: &'static [&'static str] = &[
-                        "additionalPrinterColumns",
-                        "deprecated",
-                        "deprecationWarning",
-                        "name",
-                        "schema",
-                        "selectableFields",
-                        "served",
-                        "storage",
-                        "subresources",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "additionalPrinterColumns" => rt::Option::Some(0),
-                            "deprecated" => rt::Option::Some(1),
-                            "deprecationWarning" => rt::Option::Some(2),
-                            "name" => rt::Option::Some(3),
-                            "schema" => rt::Option::Some(4),
-                            "selectableFields" => rt::Option::Some(5),
-                            "served" => rt::Option::Some(6),
-                            "storage" => rt::Option::Some(7),
-                            "subresources" => rt::Option::Some(8),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => {
-                                self.additional_printer_columns = rt::decode::value(map)?;
-                            }
-                            1 => self.deprecated = rt::decode::value(map)?,
-                            2 => self.deprecation_warning = rt::decode::value(map)?,
-                            3 => self.name = rt::decode::null_default(map)?,
-                            4 => self.schema = rt::decode::value(map)?,
-                            5 => self.selectable_fields = rt::decode::value(map)?,
-                            6 => self.served = rt::decode::null_default(map)?,
-                            7 => self.storage = rt::decode::null_default(map)?,
-                            8 => self.subresources = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
                 > for CustomResourceDefinitionVersion {
@@ -1565,47 +1194,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de>
-                for CustomResourceSubresourceScale {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceSubresourceScale {
-                    const NAME: &'static str = "CustomResourceSubresourceScale";
-                    const KEYS: &'static [&'static str] = &[
-                        "labelSelectorPath",
-                        "specReplicasPath",
-                        "statusReplicasPath",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "labelSelectorPath" => rt::Option::Some(0),
-                            "specReplicasPath" => rt::Option::Some(1),
-                            "statusReplicasPath" => rt::Option::Some(2),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.label_selector_path = rt::decode::value(map)?,
-                            1 => self.spec_replicas_path = rt::decode::null_default(map)?,
-                            2 => {
-                                self.status_replicas_path = rt::decode::null_default(map)?;
-                            }
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale,
                 > for CustomResourceSubresourceScale {
@@ -1703,38 +1291,6 @@ pub mod pkg {
                         &[("scale", "scale"), ("status", "status")],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceSubresources {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceSubresources {
-                    const NAME: &'static str = "CustomResourceSubresources";
-                    const KEYS: &'static [&'static str] = &["scale", "status"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "scale" => rt::Option::Some(0),
-                            "status" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.scale = rt::decode::value(map)?,
-                            1 => self.status = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
                 > for CustomResourceSubresources {
@@ -1820,36 +1376,6 @@ pub mod pkg {
                         &[("open_api_v3_schema", "openAPIV3Schema")],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for CustomResourceValidation {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for CustomResourceValidation {
-                    const NAME: &'static str = "CustomResourceValidation";
-                    const KEYS: &'static [&'static str] = &["openAPIV3Schema"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "openAPIV3Schema" => rt::Option::Some(0),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.open_api_v3_schema = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation,
                 > for CustomResourceValidation {
@@ -1934,38 +1460,6 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("description", "description"), ("url", "url")],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for ExternalDocumentation {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ExternalDocumentation {
-                    const NAME: &'static str = "ExternalDocumentation";
-                    const KEYS: &'static [&'static str] = &["description", "url"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "description" => rt::Option::Some(0),
-                            "url" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.description = rt::decode::value(map)?,
-                            1 => self.url = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
@@ -2406,181 +1900,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for JSONSchemaProps {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for JSONSchemaProps {
-                    const NAME: &'static str = "JSONSchemaProps";
-                    const KEYS: &'static [&'static str] = &[
-                        "$ref",
-                        "$schema",
-                        "additionalItems",
-                        "additionalProperties",
-                        "allOf",
-                        "anyOf",
-                        "default",
-                        "definitions",
-                        "dependencies",
-                        "description",
-                        "enum",
-                        "example",
-                        "exclusiveMaximum",
-                        "exclusiveMinimum",
-                        "externalDocs",
-                        "format",
-                        "id",
-                        "items",
-                        "maxItems",
-                        "maxLength",
-                        "maxProperties",
-                        "maximum",
-                        "minItems",
-                        "minLength",
-                        "minProperties",
-                        "minimum",
-                        "multipleOf",
-                        "not",
-                        "nullable",
-                        "oneOf",
-                        "pattern",
-                        "patternProperties",
-                        "properties",
-                        "required",
-                        "title",
-                        "type",
-                        "uniqueItems",
-                        "x-kubernetes-embedded-resource",
-                        "x-kubernetes-int-or-string",
-                        "x-kubernetes-list-map-keys",
-                        "x-kubernetes-list-type",
-                        "x-kubernetes-map-type",
-                        "x-kubernetes-preserve-unknown-fields",
-                        "x-kubernetes-validations",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "$ref" => rt::Option::Some(0),
-                            "$schema" => rt::Option::Some(1),
-                            "additionalItems" => rt::Option::Some(2),
-                            "additionalProperties" => rt::Option::Some(3),
-                            "allOf" => rt::Option::Some(4),
-                            "anyOf" => rt::Option::Some(5),
-                            "default" => rt::Option::Some(6),
-                            "definitions" => rt::Option::Some(7),
-                            "dependencies" => rt::Option::Some(8),
-                            "description" => rt::Option::Some(9),
-                            "enum" => rt::Option::Some(10),
-                            "example" => rt::Option::Some(11),
-                            "exclusiveMaximum" => rt::Option::Some(12),
-                            "exclusiveMinimum" => rt::Option::Some(13),
-                            "externalDocs" => rt::Option::Some(14),
-                            "format" => rt::Option::Some(15),
-                            "id" => rt::Option::Some(16),
-                            "items" => rt::Option::Some(17),
-                            "maxItems" => rt::Option::Some(18),
-                            "maxLength" => rt::Option::Some(19),
-                            "maxProperties" => rt::Option::Some(20),
-                            "maximum" => rt::Option::Some(21),
-                            "minItems" => rt::Option::Some(22),
-                            "minLength" => rt::Option::Some(23),
-                            "minProperties" => rt::Option::Some(24),
-                            "minimum" => rt::Option::Some(25),
-                            "multipleOf" => rt::Option::Some(26),
-                            "not" => rt::Option::Some(27),
-                            "nullable" => rt::Option::Some(28),
-                            "oneOf" => rt::Option::Some(29),
-                            "pattern" => rt::Option::Some(30),
-                            "patternProperties" => rt::Option::Some(31),
-                            "properties" => rt::Option::Some(32),
-                            "required" => rt::Option::Some(33),
-                            "title" => rt::Option::Some(34),
-                            "type" => rt::Option::Some(35),
-                            "uniqueItems" => rt::Option::Some(36),
-                            "x-kubernetes-embedded-resource" => rt::Option::Some(37),
-                            "x-kubernetes-int-or-string" => rt::Option::Some(38),
-                            "x-kubernetes-list-map-keys" => rt::Option::Some(39),
-                            "x-kubernetes-list-type" => rt::Option::Some(40),
-                            "x-kubernetes-map-type" => rt::Option::Some(41),
-                            "x-kubernetes-preserve-unknown-fields" => {
-                                rt::Option::Some(42)
-                            }
-                            "x-kubernetes-validations" => rt::Option::Some(43),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.ref_path = rt::decode::value(map)?,
-                            1 => self.schema = rt::decode::value(map)?,
-                            2 => self.additional_items = rt::decode::value(map)?,
-                            3 => self.additional_properties = rt::decode::value(map)?,
-                            4 => self.all_of = rt::decode::value(map)?,
-                            5 => self.any_of = rt::decode::value(map)?,
-                            6 => self.default = rt::decode::value(map)?,
-                            7 => self.definitions = rt::decode::value(map)?,
-                            8 => self.dependencies = rt::decode::value(map)?,
-                            9 => self.description = rt::decode::value(map)?,
-                            10 => self.enum_ = rt::decode::value(map)?,
-                            11 => self.example = rt::decode::value(map)?,
-                            12 => self.exclusive_maximum = rt::decode::value(map)?,
-                            13 => self.exclusive_minimum = rt::decode::value(map)?,
-                            14 => self.external_docs = rt::decode::value(map)?,
-                            15 => self.format = rt::decode::value(map)?,
-                            16 => self.id = rt::decode::value(map)?,
-                            17 => self.items = rt::decode::value(map)?,
-                            18 => self.max_items = rt::decode::value(map)?,
-                            19 => self.max_length = rt::decode::value(map)?,
-                            20 => self.max_properties = rt::decode::value(map)?,
-                            21 => self.maximum = rt::decode::value(map)?,
-                            22 => self.min_items = rt::decode::value(map)?,
-                            23 => self.min_length = rt::decode::value(map)?,
-                            24 => self.min_properties = rt::decode::value(map)?,
-                            25 => self.minimum = rt::decode::value(map)?,
-                            26 => self.multiple_of = rt::decode::value(map)?,
-                            27 => self.not = rt::decode::value(map)?,
-                            28 => self.nullable = rt::decode::value(map)?,
-                            29 => self.one_of = rt::decode::value(map)?,
-                            30 => self.pattern = rt::decode::value(map)?,
-                            31 => self.pattern_properties = rt::decode::value(map)?,
-                            32 => self.properties = rt::decode::value(map)?,
-                            33 => self.required = rt::decode::value(map)?,
-                            34 => self.title = rt::decode::value(map)?,
-                            35 => self.type_ = rt::decode::value(map)?,
-                            36 => self.unique_items = rt::decode::value(map)?,
-                            37 => {
-                                self.x_kubernetes_embedded_resource = rt::decode::value(
-                                    map,
-                                )?;
-                            }
-                            38 => {
-                                self.x_kubernetes_int_or_string = rt::decode::value(map)?;
-                            }
-                            39 => {
-                                self.x_kubernetes_list_map_keys = rt::decode::value(map)?;
-                            }
-                            40 => self.x_kubernetes_list_type = rt::decode::value(map)?,
-                            41 => self.x_kubernetes_map_type = rt::decode::value(map)?,
-                            42 => {
-                                self.x_kubernetes_preserve_unknown_fields = rt::decode::value(
-                                    map,
-                                )?;
-                            }
-                            43 => self.x_kubernetes_validations = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
                 > for JSONSchemaProps {
@@ -2883,36 +2202,6 @@ pub mod pkg {
                         &[("json_path", "jsonPath")],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for SelectableField {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for SelectableField {
-                    const NAME: &'static str = "SelectableField";
-                    const KEYS: &'static [&'static str] = &["jsonPath"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "jsonPath" => rt::Option::Some(0),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.json_path = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField,
                 > for SelectableField {
@@ -3012,47 +2301,6 @@ pub mod pkg {
                             ("port", "port"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for ServiceReference {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ServiceReference {
-                    const NAME: &'static str = "ServiceReference";
-                    const KEYS: &'static [&'static str] = &[
-                        "name",
-                        "namespace",
-                        "path",
-                        "port",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "name" => rt::Option::Some(0),
-                            "namespace" => rt::Option::Some(1),
-                            "path" => rt::Option::Some(2),
-                            "port" => rt::Option::Some(3),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.name = rt::decode::null_default(map)?,
-                            1 => self.namespace = rt::decode::null_default(map)?,
-                            2 => self.path = rt::decode::value(map)?,
-                            3 => self.port = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference,
@@ -3179,53 +2427,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for ValidationRule {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ValidationRule {
-                    const NAME: &'static str = "ValidationRule";
-                    const KEYS: &'static [&'static str] = &[
-                        "fieldPath",
-                        "message",
-                        "messageExpression",
-                        "optionalOldSelf",
-                        "reason",
-                        "rule",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "fieldPath" => rt::Option::Some(0),
-                            "message" => rt::Option::Some(1),
-                            "messageExpression" => rt::Option::Some(2),
-                            "optionalOldSelf" => rt::Option::Some(3),
-                            "reason" => rt::Option::Some(4),
-                            "rule" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.field_path = rt::decode::value(map)?,
-                            1 => self.message = rt::decode::value(map)?,
-                            2 => self.message_expression = rt::decode::value(map)?,
-                            3 => self.optional_old_self = rt::decode::value(map)?,
-                            4 => self.reason = rt::decode::value(map)?,
-                            5 => self.rule = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule,
                 > for ValidationRule {
@@ -3337,44 +2538,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for WebhookClientConfig {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for WebhookClientConfig {
-                    const NAME: &'static str = "WebhookClientConfig";
-                    const KEYS: &'static [&'static str] = &[
-                        "caBundle",
-                        "service",
-                        "url",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "caBundle" => rt::Option::Some(0),
-                            "service" => rt::Option::Some(1),
-                            "url" => rt::Option::Some(2),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.ca_bundle = rt::decode::value(map)?,
-                            1 => self.service = rt::decode::value(map)?,
-                            2 => self.url = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
                 > for WebhookClientConfig {
@@ -3465,45 +2628,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for WebhookConversion {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for WebhookConversion {
-                    const NAME: &'static str = "WebhookConversion";
-                    const KEYS: &'static [&'static str] = &[
-                        "clientConfig",
-                        "conversionReviewVersions",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "clientConfig" => rt::Option::Some(0),
-                            "conversionReviewVersions" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.client_config = rt::decode::value(map)?,
-                            1 => {
-                                self.conversion_review_versions = rt::decode::null_default(
-                                    map,
-                                )?;
-                            }
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
                 > for WebhookConversion {
@@ -3563,6 +2687,900 @@ pub mod pkg {
                             &self.conversion_review_versions,
                             state,
                         );
+                    }
+                }
+                /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+                mod decode {
+                    #[allow(unused_imports)]
+                    use ::informer_runtime::__private as rt;
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceColumnDefinition {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceColumnDefinition {
+                        const NAME: &'static str = "CustomResourceColumnDefinition";
+                        const KEYS: &'static [&'static str] = &[
+                            "description",
+                            "format",
+                            "jsonPath",
+                            "name",
+                            "priority",
+                            "type",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "description" => rt::Option::Some(0),
+                                "format" => rt::Option::Some(1),
+                                "jsonPath" => rt::Option::Some(2),
+                                "name" => rt::Option::Some(3),
+                                "priority" => rt::Option::Some(4),
+                                "type" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.description = rt::decode::value(map)?,
+                                1 => self.format = rt::decode::value(map)?,
+                                2 => self.json_path = rt::decode::null_default(map)?,
+                                3 => self.name = rt::decode::null_default(map)?,
+                                4 => self.priority = rt::decode::value(map)?,
+                                5 => self.type_ = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceConversion {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceConversion {
+                        const NAME: &'static str = "CustomResourceConversion";
+                        const KEYS: &'static [&'static str] = &["strategy", "webhook"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "strategy" => rt::Option::Some(0),
+                                "webhook" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.strategy = rt::decode::null_default(map)?,
+                                1 => self.webhook = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinition {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceDefinition {
+                        const NAME: &'static str = "CustomResourceDefinition";
+                        const KEYS: &'static [&'static str] = &[
+                            "apiVersion",
+                            "kind",
+                            "metadata",
+                            "spec",
+                            "status",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "apiVersion" => rt::Option::Some(0),
+                                "kind" => rt::Option::Some(1),
+                                "metadata" => rt::Option::Some(2),
+                                "spec" => rt::Option::Some(3),
+                                "status" => rt::Option::Some(4),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.api_version = rt::decode::value(map)?,
+                                1 => self.kind = rt::decode::value(map)?,
+                                2 => self.metadata = rt::decode::null_default(map)?,
+                                3 => self.spec = rt::decode::null_default(map)?,
+                                4 => self.status = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinitionCondition {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields
+                    for super::CustomResourceDefinitionCondition {
+                        const NAME: &'static str = "CustomResourceDefinitionCondition";
+                        const KEYS: &'static [&'static str] = &[
+                            "lastTransitionTime",
+                            "message",
+                            "observedGeneration",
+                            "reason",
+                            "status",
+                            "type",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "lastTransitionTime" => rt::Option::Some(0),
+                                "message" => rt::Option::Some(1),
+                                #[cfg(k8s_since = "1.35")]
+                                "observedGeneration" => rt::Option::Some(2),
+                                "reason" => rt::Option::Some(3),
+                                "status" => rt::Option::Some(4),
+                                "type" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.last_transition_time = rt::decode::value(map)?,
+                                1 => self.message = rt::decode::value(map)?,
+                                #[cfg(k8s_since = "1.35")]
+                                2 => self.observed_generation = rt::decode::value(map)?,
+                                3 => self.reason = rt::decode::value(map)?,
+                                4 => self.status = rt::decode::null_default(map)?,
+                                5 => self.type_ = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinitionNames {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceDefinitionNames {
+                        const NAME: &'static str = "CustomResourceDefinitionNames";
+                        const KEYS: &'static [&'static str] = &[
+                            "categories",
+                            "kind",
+                            "listKind",
+                            "plural",
+                            "shortNames",
+                            "singular",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "categories" => rt::Option::Some(0),
+                                "kind" => rt::Option::Some(1),
+                                "listKind" => rt::Option::Some(2),
+                                "plural" => rt::Option::Some(3),
+                                "shortNames" => rt::Option::Some(4),
+                                "singular" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.categories = rt::decode::value(map)?,
+                                1 => self.kind = rt::decode::null_default(map)?,
+                                2 => self.list_kind = rt::decode::value(map)?,
+                                3 => self.plural = rt::decode::null_default(map)?,
+                                4 => self.short_names = rt::decode::value(map)?,
+                                5 => self.singular = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinitionSpec {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceDefinitionSpec {
+                        const NAME: &'static str = "CustomResourceDefinitionSpec";
+                        const KEYS: &'static [&'static str] = &[
+                            "conversion",
+                            "group",
+                            "names",
+                            "preserveUnknownFields",
+                            "scope",
+                            "versions",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "conversion" => rt::Option::Some(0),
+                                "group" => rt::Option::Some(1),
+                                "names" => rt::Option::Some(2),
+                                "preserveUnknownFields" => rt::Option::Some(3),
+                                "scope" => rt::Option::Some(4),
+                                "versions" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.conversion = rt::decode::value(map)?,
+                                1 => self.group = rt::decode::null_default(map)?,
+                                2 => self.names = rt::decode::null_default(map)?,
+                                3 => self.preserve_unknown_fields = rt::decode::value(map)?,
+                                4 => self.scope = rt::decode::null_default(map)?,
+                                5 => self.versions = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinitionStatus {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceDefinitionStatus {
+                        const NAME: &'static str = "CustomResourceDefinitionStatus";
+                        const KEYS: &'static [&'static str] = &[
+                            "acceptedNames",
+                            "conditions",
+                            "observedGeneration",
+                            "storedVersions",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "acceptedNames" => rt::Option::Some(0),
+                                "conditions" => rt::Option::Some(1),
+                                #[cfg(k8s_since = "1.35")]
+                                "observedGeneration" => rt::Option::Some(2),
+                                "storedVersions" => rt::Option::Some(3),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.accepted_names = rt::decode::value(map)?,
+                                1 => self.conditions = rt::decode::value(map)?,
+                                #[cfg(k8s_since = "1.35")]
+                                2 => self.observed_generation = rt::decode::value(map)?,
+                                3 => self.stored_versions = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceDefinitionVersion {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceDefinitionVersion {
+                        const NAME: &'static str = "CustomResourceDefinitionVersion";
+                        const KEYS: &'static [&'static str] = &[
+                            "additionalPrinterColumns",
+                            "deprecated",
+                            "deprecationWarning",
+                            "name",
+                            "schema",
+                            "selectableFields",
+                            "served",
+                            "storage",
+                            "subresources",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "additionalPrinterColumns" => rt::Option::Some(0),
+                                "deprecated" => rt::Option::Some(1),
+                                "deprecationWarning" => rt::Option::Some(2),
+                                "name" => rt::Option::Some(3),
+                                "schema" => rt::Option::Some(4),
+                                "selectableFields" => rt::Option::Some(5),
+                                "served" => rt::Option::Some(6),
+                                "storage" => rt::Option::Some(7),
+                                "subresources" => rt::Option::Some(8),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => {
+                                    self.additional_printer_columns = rt::decode::value(map)?;
+                                }
+                                1 => self.deprecated = rt::decode::value(map)?,
+                                2 => self.deprecation_warning = rt::decode::value(map)?,
+                                3 => self.name = rt::decode::null_default(map)?,
+                                4 => self.schema = rt::decode::value(map)?,
+                                5 => self.selectable_fields = rt::decode::value(map)?,
+                                6 => self.served = rt::decode::null_default(map)?,
+                                7 => self.storage = rt::decode::null_default(map)?,
+                                8 => self.subresources = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceSubresourceScale {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceSubresourceScale {
+                        const NAME: &'static str = "CustomResourceSubresourceScale";
+                        const KEYS: &'static [&'static str] = &[
+                            "labelSelectorPath",
+                            "specReplicasPath",
+                            "statusReplicasPath",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "labelSelectorPath" => rt::Option::Some(0),
+                                "specReplicasPath" => rt::Option::Some(1),
+                                "statusReplicasPath" => rt::Option::Some(2),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.label_selector_path = rt::decode::value(map)?,
+                                1 => {
+                                    self.spec_replicas_path = rt::decode::null_default(map)?;
+                                }
+                                2 => {
+                                    self.status_replicas_path = rt::decode::null_default(map)?;
+                                }
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceSubresources {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceSubresources {
+                        const NAME: &'static str = "CustomResourceSubresources";
+                        const KEYS: &'static [&'static str] = &["scale", "status"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "scale" => rt::Option::Some(0),
+                                "status" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.scale = rt::decode::value(map)?,
+                                1 => self.status = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::CustomResourceValidation {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::CustomResourceValidation {
+                        const NAME: &'static str = "CustomResourceValidation";
+                        const KEYS: &'static [&'static str] = &["openAPIV3Schema"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "openAPIV3Schema" => rt::Option::Some(0),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.open_api_v3_schema = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::ExternalDocumentation {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ExternalDocumentation {
+                        const NAME: &'static str = "ExternalDocumentation";
+                        const KEYS: &'static [&'static str] = &["description", "url"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "description" => rt::Option::Some(0),
+                                "url" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.description = rt::decode::value(map)?,
+                                1 => self.url = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::JSONSchemaProps {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::JSONSchemaProps {
+                        const NAME: &'static str = "JSONSchemaProps";
+                        const KEYS: &'static [&'static str] = &[
+                            "$ref",
+                            "$schema",
+                            "additionalItems",
+                            "additionalProperties",
+                            "allOf",
+                            "anyOf",
+                            "default",
+                            "definitions",
+                            "dependencies",
+                            "description",
+                            "enum",
+                            "example",
+                            "exclusiveMaximum",
+                            "exclusiveMinimum",
+                            "externalDocs",
+                            "format",
+                            "id",
+                            "items",
+                            "maxItems",
+                            "maxLength",
+                            "maxProperties",
+                            "maximum",
+                            "minItems",
+                            "minLength",
+                            "minProperties",
+                            "minimum",
+                            "multipleOf",
+                            "not",
+                            "nullable",
+                            "oneOf",
+                            "pattern",
+                            "patternProperties",
+                            "properties",
+                            "required",
+                            "title",
+                            "type",
+                            "uniqueItems",
+                            "x-kubernetes-embedded-resource",
+                            "x-kubernetes-int-or-string",
+                            "x-kubernetes-list-map-keys",
+                            "x-kubernetes-list-type",
+                            "x-kubernetes-map-type",
+                            "x-kubernetes-preserve-unknown-fields",
+                            "x-kubernetes-validations",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "$ref" => rt::Option::Some(0),
+                                "$schema" => rt::Option::Some(1),
+                                "additionalItems" => rt::Option::Some(2),
+                                "additionalProperties" => rt::Option::Some(3),
+                                "allOf" => rt::Option::Some(4),
+                                "anyOf" => rt::Option::Some(5),
+                                "default" => rt::Option::Some(6),
+                                "definitions" => rt::Option::Some(7),
+                                "dependencies" => rt::Option::Some(8),
+                                "description" => rt::Option::Some(9),
+                                "enum" => rt::Option::Some(10),
+                                "example" => rt::Option::Some(11),
+                                "exclusiveMaximum" => rt::Option::Some(12),
+                                "exclusiveMinimum" => rt::Option::Some(13),
+                                "externalDocs" => rt::Option::Some(14),
+                                "format" => rt::Option::Some(15),
+                                "id" => rt::Option::Some(16),
+                                "items" => rt::Option::Some(17),
+                                "maxItems" => rt::Option::Some(18),
+                                "maxLength" => rt::Option::Some(19),
+                                "maxProperties" => rt::Option::Some(20),
+                                "maximum" => rt::Option::Some(21),
+                                "minItems" => rt::Option::Some(22),
+                                "minLength" => rt::Option::Some(23),
+                                "minProperties" => rt::Option::Some(24),
+                                "minimum" => rt::Option::Some(25),
+                                "multipleOf" => rt::Option::Some(26),
+                                "not" => rt::Option::Some(27),
+                                "nullable" => rt::Option::Some(28),
+                                "oneOf" => rt::Option::Some(29),
+                                "pattern" => rt::Option::Some(30),
+                                "patternProperties" => rt::Option::Some(31),
+                                "properties" => rt::Option::Some(32),
+                                "required" => rt::Option::Some(33),
+                                "title" => rt::Option::Some(34),
+                                "type" => rt::Option::Some(35),
+                                "uniqueItems" => rt::Option::Some(36),
+                                "x-kubernetes-embedded-resource" => rt::Option::Some(37),
+                                "x-kubernetes-int-or-string" => rt::Option::Some(38),
+                                "x-kubernetes-list-map-keys" => rt::Option::Some(39),
+                                "x-kubernetes-list-type" => rt::Option::Some(40),
+                                "x-kubernetes-map-type" => rt::Option::Some(41),
+                                "x-kubernetes-preserve-unknown-fields" => {
+                                    rt::Option::Some(42)
+                                }
+                                "x-kubernetes-validations" => rt::Option::Some(43),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.ref_path = rt::decode::value(map)?,
+                                1 => self.schema = rt::decode::value(map)?,
+                                2 => self.additional_items = rt::decode::value(map)?,
+                                3 => self.additional_properties = rt::decode::value(map)?,
+                                4 => self.all_of = rt::decode::value(map)?,
+                                5 => self.any_of = rt::decode::value(map)?,
+                                6 => self.default = rt::decode::value(map)?,
+                                7 => self.definitions = rt::decode::value(map)?,
+                                8 => self.dependencies = rt::decode::value(map)?,
+                                9 => self.description = rt::decode::value(map)?,
+                                10 => self.enum_ = rt::decode::value(map)?,
+                                11 => self.example = rt::decode::value(map)?,
+                                12 => self.exclusive_maximum = rt::decode::value(map)?,
+                                13 => self.exclusive_minimum = rt::decode::value(map)?,
+                                14 => self.external_docs = rt::decode::value(map)?,
+                                15 => self.format = rt::decode::value(map)?,
+                                16 => self.id = rt::decode::value(map)?,
+                                17 => self.items = rt::decode::value(map)?,
+                                18 => self.max_items = rt::decode::value(map)?,
+                                19 => self.max_length = rt::decode::value(map)?,
+                                20 => self.max_properties = rt::decode::value(map)?,
+                                21 => self.maximum = rt::decode::value(map)?,
+                                22 => self.min_items = rt::decode::value(map)?,
+                                23 => self.min_length = rt::decode::value(map)?,
+                                24 => self.min_properties = rt::decode::value(map)?,
+                                25 => self.minimum = rt::decode::value(map)?,
+                                26 => self.multiple_of = rt::decode::value(map)?,
+                                27 => self.not = rt::decode::value(map)?,
+                                28 => self.nullable = rt::decode::value(map)?,
+                                29 => self.one_of = rt::decode::value(map)?,
+                                30 => self.pattern = rt::decode::value(map)?,
+                                31 => self.pattern_properties = rt::decode::value(map)?,
+                                32 => self.properties = rt::decode::value(map)?,
+                                33 => self.required = rt::decode::value(map)?,
+                                34 => self.title = rt::decode::value(map)?,
+                                35 => self.type_ = rt::decode::value(map)?,
+                                36 => self.unique_items = rt::decode::value(map)?,
+                                37 => {
+                                    self.x_kubernetes_embedded_resource = rt::decode::value(
+                                        map,
+                                    )?;
+                                }
+                                38 => {
+                                    self.x_kubernetes_int_or_string = rt::decode::value(map)?;
+                                }
+                                39 => {
+                                    self.x_kubernetes_list_map_keys = rt::decode::value(map)?;
+                                }
+                                40 => self.x_kubernetes_list_type = rt::decode::value(map)?,
+                                41 => self.x_kubernetes_map_type = rt::decode::value(map)?,
+                                42 => {
+                                    self.x_kubernetes_preserve_unknown_fields = rt::decode::value(
+                                        map,
+                                    )?;
+                                }
+                                43 => {
+                                    self.x_kubernetes_validations = rt::decode::value(map)?;
+                                }
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::SelectableField {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::SelectableField {
+                        const NAME: &'static str = "SelectableField";
+                        const KEYS: &'static [&'static str] = &["jsonPath"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "jsonPath" => rt::Option::Some(0),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.json_path = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::ServiceReference {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ServiceReference {
+                        const NAME: &'static str = "ServiceReference";
+                        const KEYS: &'static [&'static str] = &[
+                            "name",
+                            "namespace",
+                            "path",
+                            "port",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "name" => rt::Option::Some(0),
+                                "namespace" => rt::Option::Some(1),
+                                "path" => rt::Option::Some(2),
+                                "port" => rt::Option::Some(3),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.name = rt::decode::null_default(map)?,
+                                1 => self.namespace = rt::decode::null_default(map)?,
+                                2 => self.path = rt::decode::value(map)?,
+                                3 => self.port = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::ValidationRule {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ValidationRule {
+                        const NAME: &'static str = "ValidationRule";
+                        const KEYS: &'static [&'static str] = &[
+                            "fieldPath",
+                            "message",
+                            "messageExpression",
+                            "optionalOldSelf",
+                            "reason",
+                            "rule",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "fieldPath" => rt::Option::Some(0),
+                                "message" => rt::Option::Some(1),
+                                "messageExpression" => rt::Option::Some(2),
+                                "optionalOldSelf" => rt::Option::Some(3),
+                                "reason" => rt::Option::Some(4),
+                                "rule" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.field_path = rt::decode::value(map)?,
+                                1 => self.message = rt::decode::value(map)?,
+                                2 => self.message_expression = rt::decode::value(map)?,
+                                3 => self.optional_old_self = rt::decode::value(map)?,
+                                4 => self.reason = rt::decode::value(map)?,
+                                5 => self.rule = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::WebhookClientConfig {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::WebhookClientConfig {
+                        const NAME: &'static str = "WebhookClientConfig";
+                        const KEYS: &'static [&'static str] = &[
+                            "caBundle",
+                            "service",
+                            "url",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "caBundle" => rt::Option::Some(0),
+                                "service" => rt::Option::Some(1),
+                                "url" => rt::Option::Some(2),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.ca_bundle = rt::decode::value(map)?,
+                                1 => self.service = rt::decode::value(map)?,
+                                2 => self.url = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::WebhookConversion {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::WebhookConversion {
+                        const NAME: &'static str = "WebhookConversion";
+                        const KEYS: &'static [&'static str] = &[
+                            "clientConfig",
+                            "conversionReviewVersions",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "clientConfig" => rt::Option::Some(0),
+                                "conversionReviewVersions" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.client_config = rt::decode::value(map)?,
+                                1 => {
+                                    self.conversion_review_versions = rt::decode::null_default(
+                                        map,
+                                    )?;
+                                }
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
                     }
                 }
             }

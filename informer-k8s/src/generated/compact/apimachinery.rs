@@ -176,40 +176,6 @@ pub mod pkg {
                     );
                 }
                 #[cfg(k8s_openapi_enabled_version = "1.37")]
-                impl<'de> rt::serde::Deserialize<'de> for GroupResource {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                impl rt::decode::Fields for GroupResource {
-                    const NAME: &'static str = "GroupResource";
-                    const KEYS: &'static [&'static str] = &["group", "resource"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "group" => rt::Option::Some(0),
-                            "resource" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.group = rt::decode::null_default(map)?,
-                            1 => self.resource = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
                 impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::GroupResource>
                 for GroupResource {
                     fn from(
@@ -300,41 +266,6 @@ pub mod pkg {
                             ("match_labels", "matchLabels"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for LabelSelector {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for LabelSelector {
-                    const NAME: &'static str = "LabelSelector";
-                    const KEYS: &'static [&'static str] = &[
-                        "matchExpressions",
-                        "matchLabels",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "matchExpressions" => rt::Option::Some(0),
-                            "matchLabels" => rt::Option::Some(1),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.match_expressions = rt::decode::value(map)?,
-                            1 => self.match_labels = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::LabelSelector>
                 for LabelSelector {
@@ -427,40 +358,6 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("key", "key"), ("operator", "operator"), ("values", "values")],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for LabelSelectorRequirement {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for LabelSelectorRequirement {
-                    const NAME: &'static str = "LabelSelectorRequirement";
-                    const KEYS: &'static [&'static str] = &["key", "operator", "values"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "key" => rt::Option::Some(0),
-                            "operator" => rt::Option::Some(1),
-                            "values" => rt::Option::Some(2),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.key = rt::decode::null_default(map)?,
-                            1 => self.operator = rt::decode::null_default(map)?,
-                            2 => self.values = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
@@ -599,56 +496,6 @@ pub mod pkg {
                             ("time", "time"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for ManagedFieldsEntry {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ManagedFieldsEntry {
-                    const NAME: &'static str = "ManagedFieldsEntry";
-                    const KEYS: &'static [&'static str] = &[
-                        "apiVersion",
-                        "fieldsType",
-                        "fieldsV1",
-                        "manager",
-                        "operation",
-                        "subresource",
-                        "time",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "apiVersion" => rt::Option::Some(0),
-                            "fieldsType" => rt::Option::Some(1),
-                            "fieldsV1" => rt::Option::Some(2),
-                            "manager" => rt::Option::Some(3),
-                            "operation" => rt::Option::Some(4),
-                            "subresource" => rt::Option::Some(5),
-                            "time" => rt::Option::Some(6),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.api_version = rt::decode::value(map)?,
-                            1 => self.fields_type = rt::decode::value(map)?,
-                            2 => self.fields_v1 = rt::decode::value(map)?,
-                            3 => self.manager = rt::decode::value(map)?,
-                            4 => self.operation = rt::decode::value(map)?,
-                            5 => self.subresource = rt::decode::value(map)?,
-                            6 => self.time = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<
                     &k8s::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
@@ -872,82 +719,6 @@ pub mod pkg {
                             ("uid", "uid"),
                         ],
                     );
-                }
-                impl<'de> rt::serde::Deserialize<'de> for ObjectMeta {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ObjectMeta {
-                    const NAME: &'static str = "ObjectMeta";
-                    const KEYS: &'static [&'static str] = &[
-                        "annotations",
-                        "creationTimestamp",
-                        "deletionGracePeriodSeconds",
-                        "deletionTimestamp",
-                        "finalizers",
-                        "generateName",
-                        "generation",
-                        "labels",
-                        "managedFields",
-                        "name",
-                        "namespace",
-                        "ownerReferences",
-                        "resourceVersion",
-                        "selfLink",
-                        "uid",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "annotations" => rt::Option::Some(0),
-                            "creationTimestamp" => rt::Option::Some(1),
-                            "deletionGracePeriodSeconds" => rt::Option::Some(2),
-                            "deletionTimestamp" => rt::Option::Some(3),
-                            "finalizers" => rt::Option::Some(4),
-                            "generateName" => rt::Option::Some(5),
-                            "generation" => rt::Option::Some(6),
-                            "labels" => rt::Option::Some(7),
-                            "managedFields" => rt::Option::Some(8),
-                            "name" => rt::Option::Some(9),
-                            "namespace" => rt::Option::Some(10),
-                            "ownerReferences" => rt::Option::Some(11),
-                            "resourceVersion" => rt::Option::Some(12),
-                            "selfLink" => rt::Option::Some(13),
-                            "uid" => rt::Option::Some(14),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.annotations = rt::decode::value(map)?,
-                            1 => self.creation_timestamp = rt::decode::value(map)?,
-                            2 => {
-                                self.deletion_grace_period_seconds = rt::decode::value(map)?;
-                            }
-                            3 => self.deletion_timestamp = rt::decode::value(map)?,
-                            4 => self.finalizers = rt::decode::value(map)?,
-                            5 => self.generate_name = rt::decode::value(map)?,
-                            6 => self.generation = rt::decode::value(map)?,
-                            7 => self.labels = rt::decode::value(map)?,
-                            8 => self.managed_fields = rt::decode::value(map)?,
-                            9 => self.name = rt::decode::value(map)?,
-                            10 => self.namespace = rt::decode::value(map)?,
-                            11 => self.owner_references = rt::decode::value(map)?,
-                            12 => self.resource_version = rt::decode::value(map)?,
-                            13 => self.self_link = rt::decode::value(map)?,
-                            14 => self.uid = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
                 }
                 impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta>
                 for ObjectMeta {
@@ -1187,53 +958,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for OwnerReference {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for OwnerReference {
-                    const NAME: &'static str = "OwnerReference";
-                    const KEYS: &'static [&'static str] = &[
-                        "apiVersion",
-                        "blockOwnerDeletion",
-                        "controller",
-                        "kind",
-                        "name",
-                        "uid",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "apiVersion" => rt::Option::Some(0),
-                            "blockOwnerDeletion" => rt::Option::Some(1),
-                            "controller" => rt::Option::Some(2),
-                            "kind" => rt::Option::Some(3),
-                            "name" => rt::Option::Some(4),
-                            "uid" => rt::Option::Some(5),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.api_version = rt::decode::null_default(map)?,
-                            1 => self.block_owner_deletion = rt::decode::value(map)?,
-                            2 => self.controller = rt::decode::value(map)?,
-                            3 => self.kind = rt::decode::null_default(map)?,
-                            4 => self.name = rt::decode::null_default(map)?,
-                            5 => self.uid = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::OwnerReference>
                 for OwnerReference {
                     fn from(
@@ -1303,6 +1027,292 @@ pub mod pkg {
                             rt::Pool::new,
                         );
                         &POOL
+                    }
+                }
+                /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+                mod decode {
+                    #[allow(unused_imports)]
+                    use ::informer_runtime::__private as rt;
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    impl<'de> rt::serde::Deserialize<'de> for super::GroupResource {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    impl rt::decode::Fields for super::GroupResource {
+                        const NAME: &'static str = "GroupResource";
+                        const KEYS: &'static [&'static str] = &["group", "resource"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "group" => rt::Option::Some(0),
+                                "resource" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.group = rt::decode::null_default(map)?,
+                                1 => self.resource = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::LabelSelector {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::LabelSelector {
+                        const NAME: &'static str = "LabelSelector";
+                        const KEYS: &'static [&'static str] = &[
+                            "matchExpressions",
+                            "matchLabels",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "matchExpressions" => rt::Option::Some(0),
+                                "matchLabels" => rt::Option::Some(1),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.match_expressions = rt::decode::value(map)?,
+                                1 => self.match_labels = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::LabelSelectorRequirement {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::LabelSelectorRequirement {
+                        const NAME: &'static str = "LabelSelectorRequirement";
+                        const KEYS: &'static [&'static str] = &[
+                            "key",
+                            "operator",
+                            "values",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "key" => rt::Option::Some(0),
+                                "operator" => rt::Option::Some(1),
+                                "values" => rt::Option::Some(2),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.key = rt::decode::null_default(map)?,
+                                1 => self.operator = rt::decode::null_default(map)?,
+                                2 => self.values = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::ManagedFieldsEntry {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ManagedFieldsEntry {
+                        const NAME: &'static str = "ManagedFieldsEntry";
+                        const KEYS: &'static [&'static str] = &[
+                            "apiVersion",
+                            "fieldsType",
+                            "fieldsV1",
+                            "manager",
+                            "operation",
+                            "subresource",
+                            "time",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "apiVersion" => rt::Option::Some(0),
+                                "fieldsType" => rt::Option::Some(1),
+                                "fieldsV1" => rt::Option::Some(2),
+                                "manager" => rt::Option::Some(3),
+                                "operation" => rt::Option::Some(4),
+                                "subresource" => rt::Option::Some(5),
+                                "time" => rt::Option::Some(6),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.api_version = rt::decode::value(map)?,
+                                1 => self.fields_type = rt::decode::value(map)?,
+                                2 => self.fields_v1 = rt::decode::value(map)?,
+                                3 => self.manager = rt::decode::value(map)?,
+                                4 => self.operation = rt::decode::value(map)?,
+                                5 => self.subresource = rt::decode::value(map)?,
+                                6 => self.time = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::ObjectMeta {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ObjectMeta {
+                        const NAME: &'static str = "ObjectMeta";
+                        const KEYS: &'static [&'static str] = &[
+                            "annotations",
+                            "creationTimestamp",
+                            "deletionGracePeriodSeconds",
+                            "deletionTimestamp",
+                            "finalizers",
+                            "generateName",
+                            "generation",
+                            "labels",
+                            "managedFields",
+                            "name",
+                            "namespace",
+                            "ownerReferences",
+                            "resourceVersion",
+                            "selfLink",
+                            "uid",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "annotations" => rt::Option::Some(0),
+                                "creationTimestamp" => rt::Option::Some(1),
+                                "deletionGracePeriodSeconds" => rt::Option::Some(2),
+                                "deletionTimestamp" => rt::Option::Some(3),
+                                "finalizers" => rt::Option::Some(4),
+                                "generateName" => rt::Option::Some(5),
+                                "generation" => rt::Option::Some(6),
+                                "labels" => rt::Option::Some(7),
+                                "managedFields" => rt::Option::Some(8),
+                                "name" => rt::Option::Some(9),
+                                "namespace" => rt::Option::Some(10),
+                                "ownerReferences" => rt::Option::Some(11),
+                                "resourceVersion" => rt::Option::Some(12),
+                                "selfLink" => rt::Option::Some(13),
+                                "uid" => rt::Option::Some(14),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.annotations = rt::decode::value(map)?,
+                                1 => self.creation_timestamp = rt::decode::value(map)?,
+                                2 => {
+                                    self.deletion_grace_period_seconds = rt::decode::value(map)?;
+                                }
+                                3 => self.deletion_timestamp = rt::decode::value(map)?,
+                                4 => self.finalizers = rt::decode::value(map)?,
+                                5 => self.generate_name = rt::decode::value(map)?,
+                                6 => self.generation = rt::decode::value(map)?,
+                                7 => self.labels = rt::decode::value(map)?,
+                                8 => self.managed_fields = rt::decode::value(map)?,
+                                9 => self.name = rt::decode::value(map)?,
+                                10 => self.namespace = rt::decode::value(map)?,
+                                11 => self.owner_references = rt::decode::value(map)?,
+                                12 => self.resource_version = rt::decode::value(map)?,
+                                13 => self.self_link = rt::decode::value(map)?,
+                                14 => self.uid = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::OwnerReference {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::OwnerReference {
+                        const NAME: &'static str = "OwnerReference";
+                        const KEYS: &'static [&'static str] = &[
+                            "apiVersion",
+                            "blockOwnerDeletion",
+                            "controller",
+                            "kind",
+                            "name",
+                            "uid",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "apiVersion" => rt::Option::Some(0),
+                                "blockOwnerDeletion" => rt::Option::Some(1),
+                                "controller" => rt::Option::Some(2),
+                                "kind" => rt::Option::Some(3),
+                                "name" => rt::Option::Some(4),
+                                "uid" => rt::Option::Some(5),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.api_version = rt::decode::null_default(map)?,
+                                1 => self.block_owner_deletion = rt::decode::value(map)?,
+                                2 => self.controller = rt::decode::value(map)?,
+                                3 => self.kind = rt::decode::null_default(map)?,
+                                4 => self.name = rt::decode::null_default(map)?,
+                                5 => self.uid = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
                     }
                 }
             }

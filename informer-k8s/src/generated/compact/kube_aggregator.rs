@@ -66,50 +66,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for APIService {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for APIService {
-                    const NAME: &'static str = "APIService";
-                    const KEYS: &'static [&'static str] = &[
-                        "apiVersion",
-                        "kind",
-                        "metadata",
-                        "spec",
-                        "status",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "apiVersion" => rt::Option::Some(0),
-                            "kind" => rt::Option::Some(1),
-                            "metadata" => rt::Option::Some(2),
-                            "spec" => rt::Option::Some(3),
-                            "status" => rt::Option::Some(4),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.api_version = rt::decode::value(map)?,
-                            1 => self.kind = rt::decode::value(map)?,
-                            2 => self.metadata = rt::decode::null_default(map)?,
-                            3 => self.spec = rt::decode::value(map)?,
-                            4 => self.status = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
                 > for APIService {
@@ -302,50 +258,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for APIServiceCondition {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for APIServiceCondition {
-                    const NAME: &'static str = "APIServiceCondition";
-                    const KEYS: &'static [&'static str] = &[
-                        "lastTransitionTime",
-                        "message",
-                        "reason",
-                        "status",
-                        "type",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "lastTransitionTime" => rt::Option::Some(0),
-                            "message" => rt::Option::Some(1),
-                            "reason" => rt::Option::Some(2),
-                            "status" => rt::Option::Some(3),
-                            "type" => rt::Option::Some(4),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.last_transition_time = rt::decode::value(map)?,
-                            1 => self.message = rt::decode::value(map)?,
-                            2 => self.reason = rt::decode::value(map)?,
-                            3 => self.status = rt::decode::null_default(map)?,
-                            4 => self.type_ = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition,
                 > for APIServiceCondition {
@@ -491,58 +403,6 @@ pub mod pkg {
                         ],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for APIServiceSpec {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for APIServiceSpec {
-                    const NAME: &'static str = "APIServiceSpec";
-                    const KEYS: &'static [&'static str] = &[
-                        "caBundle",
-                        "group",
-                        "groupPriorityMinimum",
-                        "insecureSkipTLSVerify",
-                        "service",
-                        "version",
-                        "versionPriority",
-                    ];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "caBundle" => rt::Option::Some(0),
-                            "group" => rt::Option::Some(1),
-                            "groupPriorityMinimum" => rt::Option::Some(2),
-                            "insecureSkipTLSVerify" => rt::Option::Some(3),
-                            "service" => rt::Option::Some(4),
-                            "version" => rt::Option::Some(5),
-                            "versionPriority" => rt::Option::Some(6),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.ca_bundle = rt::decode::value(map)?,
-                            1 => self.group = rt::decode::value(map)?,
-                            2 => {
-                                self.group_priority_minimum = rt::decode::null_default(map)?;
-                            }
-                            3 => self.insecure_skip_tls_verify = rt::decode::value(map)?,
-                            4 => self.service = rt::decode::value(map)?,
-                            5 => self.version = rt::decode::value(map)?,
-                            6 => self.version_priority = rt::decode::null_default(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
                 > for APIServiceSpec {
@@ -635,36 +495,6 @@ pub mod pkg {
                         &[("conditions", "conditions")],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for APIServiceStatus {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for APIServiceStatus {
-                    const NAME: &'static str = "APIServiceStatus";
-                    const KEYS: &'static [&'static str] = &["conditions"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "conditions" => rt::Option::Some(0),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.conditions = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
                 > for APIServiceStatus {
@@ -753,40 +583,6 @@ pub mod pkg {
                         &[("name", "name"), ("namespace", "namespace"), ("port", "port")],
                     );
                 }
-                impl<'de> rt::serde::Deserialize<'de> for ServiceReference {
-                    fn deserialize<D: rt::serde::Deserializer<'de>>(
-                        deserializer: D,
-                    ) -> rt::Result<Self, D::Error> {
-                        rt::decode::deserialize(deserializer)
-                    }
-                }
-                impl rt::decode::Fields for ServiceReference {
-                    const NAME: &'static str = "ServiceReference";
-                    const KEYS: &'static [&'static str] = &["name", "namespace", "port"];
-                    fn index(key: &str) -> rt::Option<u8> {
-                        match key {
-                            "name" => rt::Option::Some(0),
-                            "namespace" => rt::Option::Some(1),
-                            "port" => rt::Option::Some(2),
-                            _ => rt::Option::None,
-                        }
-                    }
-                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-                        &mut self,
-                        index: u8,
-                        map: &mut A,
-                    ) -> rt::Result<(), A::Error> {
-                        match index {
-                            0 => self.name = rt::decode::value(map)?,
-                            1 => self.namespace = rt::decode::value(map)?,
-                            2 => self.port = rt::decode::value(map)?,
-                            _ => {
-                                map.next_value::<rt::serde::de::IgnoredAny>()?;
-                            }
-                        }
-                        rt::Result::Ok(())
-                    }
-                }
                 impl rt::From<
                     &k8s::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
                 > for ServiceReference {
@@ -850,6 +646,220 @@ pub mod pkg {
                             rt::Pool::new,
                         );
                         &POOL
+                    }
+                }
+                /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+                mod decode {
+                    #[allow(unused_imports)]
+                    use ::informer_runtime::__private as rt;
+                    impl<'de> rt::serde::Deserialize<'de> for super::APIService {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::APIService {
+                        const NAME: &'static str = "APIService";
+                        const KEYS: &'static [&'static str] = &[
+                            "apiVersion",
+                            "kind",
+                            "metadata",
+                            "spec",
+                            "status",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "apiVersion" => rt::Option::Some(0),
+                                "kind" => rt::Option::Some(1),
+                                "metadata" => rt::Option::Some(2),
+                                "spec" => rt::Option::Some(3),
+                                "status" => rt::Option::Some(4),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.api_version = rt::decode::value(map)?,
+                                1 => self.kind = rt::decode::value(map)?,
+                                2 => self.metadata = rt::decode::null_default(map)?,
+                                3 => self.spec = rt::decode::value(map)?,
+                                4 => self.status = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de>
+                    for super::APIServiceCondition {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::APIServiceCondition {
+                        const NAME: &'static str = "APIServiceCondition";
+                        const KEYS: &'static [&'static str] = &[
+                            "lastTransitionTime",
+                            "message",
+                            "reason",
+                            "status",
+                            "type",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "lastTransitionTime" => rt::Option::Some(0),
+                                "message" => rt::Option::Some(1),
+                                "reason" => rt::Option::Some(2),
+                                "status" => rt::Option::Some(3),
+                                "type" => rt::Option::Some(4),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.last_transition_time = rt::decode::value(map)?,
+                                1 => self.message = rt::decode::value(map)?,
+                                2 => self.reason = rt::decode::value(map)?,
+                                3 => self.status = rt::decode::null_default(map)?,
+                                4 => self.type_ = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::APIServiceSpec {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::APIServiceSpec {
+                        const NAME: &'static str = "APIServiceSpec";
+                        const KEYS: &'static [&'static str] = &[
+                            "caBundle",
+                            "group",
+                            "groupPriorityMinimum",
+                            "insecureSkipTLSVerify",
+                            "service",
+                            "version",
+                            "versionPriority",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "caBundle" => rt::Option::Some(0),
+                                "group" => rt::Option::Some(1),
+                                "groupPriorityMinimum" => rt::Option::Some(2),
+                                "insecureSkipTLSVerify" => rt::Option::Some(3),
+                                "service" => rt::Option::Some(4),
+                                "version" => rt::Option::Some(5),
+                                "versionPriority" => rt::Option::Some(6),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.ca_bundle = rt::decode::value(map)?,
+                                1 => self.group = rt::decode::value(map)?,
+                                2 => {
+                                    self.group_priority_minimum = rt::decode::null_default(map)?;
+                                }
+                                3 => self.insecure_skip_tls_verify = rt::decode::value(map)?,
+                                4 => self.service = rt::decode::value(map)?,
+                                5 => self.version = rt::decode::value(map)?,
+                                6 => self.version_priority = rt::decode::null_default(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::APIServiceStatus {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::APIServiceStatus {
+                        const NAME: &'static str = "APIServiceStatus";
+                        const KEYS: &'static [&'static str] = &["conditions"];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "conditions" => rt::Option::Some(0),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.conditions = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
+                    }
+                    impl<'de> rt::serde::Deserialize<'de> for super::ServiceReference {
+                        fn deserialize<D: rt::serde::Deserializer<'de>>(
+                            deserializer: D,
+                        ) -> rt::Result<Self, D::Error> {
+                            rt::decode::deserialize(deserializer)
+                        }
+                    }
+                    impl rt::decode::Fields for super::ServiceReference {
+                        const NAME: &'static str = "ServiceReference";
+                        const KEYS: &'static [&'static str] = &[
+                            "name",
+                            "namespace",
+                            "port",
+                        ];
+                        fn index(key: &str) -> rt::Option<u8> {
+                            match key {
+                                "name" => rt::Option::Some(0),
+                                "namespace" => rt::Option::Some(1),
+                                "port" => rt::Option::Some(2),
+                                _ => rt::Option::None,
+                            }
+                        }
+                        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                            &mut self,
+                            index: u8,
+                            map: &mut A,
+                        ) -> rt::Result<(), A::Error> {
+                            match index {
+                                0 => self.name = rt::decode::value(map)?,
+                                1 => self.namespace = rt::decode::value(map)?,
+                                2 => self.port = rt::decode::value(map)?,
+                                _ => {
+                                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                            rt::Result::Ok(())
+                        }
                     }
                 }
             }

@@ -31,38 +31,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for ApplyConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for ApplyConfiguration {
-        const NAME: &'static str = "ApplyConfiguration";
-        const KEYS: &'static [&'static str] = &["expression"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::ApplyConfiguration>
     for ApplyConfiguration {
         fn from(full: &k8s::api::admissionregistration::v1::ApplyConfiguration) -> Self {
@@ -137,38 +105,6 @@ pub mod v1 {
             &[("key", "key"), ("value_expression", "valueExpression")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for AuditAnnotation {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for AuditAnnotation {
-        const NAME: &'static str = "AuditAnnotation";
-        const KEYS: &'static [&'static str] = &["key", "valueExpression"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "key" => rt::Option::Some(0),
-                "valueExpression" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.key = rt::decode::null_default(map)?,
-                1 => self.value_expression = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::AuditAnnotation>
     for AuditAnnotation {
         fn from(full: &k8s::api::admissionregistration::v1::AuditAnnotation) -> Self {
@@ -236,38 +172,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("field_ref", "fieldRef"), ("warning", "warning")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ExpressionWarning {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ExpressionWarning {
-        const NAME: &'static str = "ExpressionWarning";
-        const KEYS: &'static [&'static str] = &["fieldRef", "warning"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "fieldRef" => rt::Option::Some(0),
-                "warning" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.field_ref = rt::decode::null_default(map)?,
-                1 => self.warning = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ExpressionWarning>
     for ExpressionWarning {
@@ -341,38 +245,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for JSONPatch {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for JSONPatch {
-        const NAME: &'static str = "JSONPatch";
-        const KEYS: &'static [&'static str] = &["expression"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::JSONPatch> for JSONPatch {
         fn from(full: &k8s::api::admissionregistration::v1::JSONPatch) -> Self {
             JSONPatch {
@@ -435,38 +307,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression"), ("name", "name")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for MatchCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MatchCondition {
-        const NAME: &'static str = "MatchCondition";
-        const KEYS: &'static [&'static str] = &["expression", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::MatchCondition>
     for MatchCondition {
@@ -579,50 +419,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MatchResources {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MatchResources {
-        const NAME: &'static str = "MatchResources";
-        const KEYS: &'static [&'static str] = &[
-            "excludeResourceRules",
-            "matchPolicy",
-            "namespaceSelector",
-            "objectSelector",
-            "resourceRules",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "excludeResourceRules" => rt::Option::Some(0),
-                "matchPolicy" => rt::Option::Some(1),
-                "namespaceSelector" => rt::Option::Some(2),
-                "objectSelector" => rt::Option::Some(3),
-                "resourceRules" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.exclude_resource_rules = rt::decode::value(map)?,
-                1 => self.match_policy = rt::decode::value(map)?,
-                2 => self.namespace_selector = rt::decode::value(map)?,
-                3 => self.object_selector = rt::decode::value(map)?,
-                4 => self.resource_rules = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::MatchResources>
     for MatchResources {
         fn from(full: &k8s::api::admissionregistration::v1::MatchResources) -> Self {
@@ -730,49 +526,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for MutatingAdmissionPolicy {
-        const NAME: &'static str = "MutatingAdmissionPolicy";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>
@@ -944,49 +697,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicyBinding {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for MutatingAdmissionPolicyBinding {
-        const NAME: &'static str = "MutatingAdmissionPolicyBinding";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>
@@ -1169,46 +879,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for MutatingAdmissionPolicyBindingSpec {
-        const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
-        const KEYS: &'static [&'static str] = &[
-            "matchResources",
-            "paramRef",
-            "policyName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "matchResources" => rt::Option::Some(0),
-                "paramRef" => rt::Option::Some(1),
-                "policyName" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.match_resources = rt::decode::value(map)?,
-                1 => self.param_ref = rt::decode::value(map)?,
-                2 => self.policy_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<
         &k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec,
     > for MutatingAdmissionPolicyBindingSpec {
@@ -1345,58 +1015,6 @@ pub mod v1 {
                 ("variables", "variables"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for MutatingAdmissionPolicySpec {
-        const NAME: &'static str = "MutatingAdmissionPolicySpec";
-        const KEYS: &'static [&'static str] = &[
-            "failurePolicy",
-            "matchConditions",
-            "matchConstraints",
-            "mutations",
-            "paramKind",
-            "reinvocationPolicy",
-            "variables",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "failurePolicy" => rt::Option::Some(0),
-                "matchConditions" => rt::Option::Some(1),
-                "matchConstraints" => rt::Option::Some(2),
-                "mutations" => rt::Option::Some(3),
-                "paramKind" => rt::Option::Some(4),
-                "reinvocationPolicy" => rt::Option::Some(5),
-                "variables" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.failure_policy = rt::decode::value(map)?,
-                1 => self.match_conditions = rt::decode::value(map)?,
-                2 => self.match_constraints = rt::decode::value(map)?,
-                3 => self.mutations = rt::decode::value(map)?,
-                4 => self.param_kind = rt::decode::value(map)?,
-                5 => self.reinvocation_policy = rt::decode::value(map)?,
-                6 => self.variables = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicySpec>
@@ -1575,71 +1193,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MutatingWebhook {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MutatingWebhook {
-        const NAME: &'static str = "MutatingWebhook";
-        const KEYS: &'static [&'static str] = &[
-            "admissionReviewVersions",
-            "clientConfig",
-            "failurePolicy",
-            "matchConditions",
-            "matchPolicy",
-            "name",
-            "namespaceSelector",
-            "objectSelector",
-            "reinvocationPolicy",
-            "rules",
-            "sideEffects",
-            "timeoutSeconds",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "admissionReviewVersions" => rt::Option::Some(0),
-                "clientConfig" => rt::Option::Some(1),
-                "failurePolicy" => rt::Option::Some(2),
-                "matchConditions" => rt::Option::Some(3),
-                "matchPolicy" => rt::Option::Some(4),
-                "name" => rt::Option::Some(5),
-                "namespaceSelector" => rt::Option::Some(6),
-                "objectSelector" => rt::Option::Some(7),
-                "reinvocationPolicy" => rt::Option::Some(8),
-                "rules" => rt::Option::Some(9),
-                "sideEffects" => rt::Option::Some(10),
-                "timeoutSeconds" => rt::Option::Some(11),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.admission_review_versions = rt::decode::null_default(map)?,
-                1 => self.client_config = rt::decode::null_default(map)?,
-                2 => self.failure_policy = rt::decode::value(map)?,
-                3 => self.match_conditions = rt::decode::value(map)?,
-                4 => self.match_policy = rt::decode::value(map)?,
-                5 => self.name = rt::decode::null_default(map)?,
-                6 => self.namespace_selector = rt::decode::value(map)?,
-                7 => self.object_selector = rt::decode::value(map)?,
-                8 => self.reinvocation_policy = rt::decode::value(map)?,
-                9 => self.rules = rt::decode::value(map)?,
-                10 => self.side_effects = rt::decode::null_default(map)?,
-                11 => self.timeout_seconds = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingWebhook>
     for MutatingWebhook {
         fn from(full: &k8s::api::admissionregistration::v1::MutatingWebhook) -> Self {
@@ -1766,47 +1319,6 @@ pub mod v1 {
                 ("webhooks", "webhooks"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for MutatingWebhookConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MutatingWebhookConfiguration {
-        const NAME: &'static str = "MutatingWebhookConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "webhooks",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "webhooks" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.webhooks = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingWebhookConfiguration>
     for MutatingWebhookConfiguration {
@@ -1974,46 +1486,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for Mutation {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for Mutation {
-        const NAME: &'static str = "Mutation";
-        const KEYS: &'static [&'static str] = &[
-            "applyConfiguration",
-            "jsonPatch",
-            "patchType",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "applyConfiguration" => rt::Option::Some(0),
-                "jsonPatch" => rt::Option::Some(1),
-                "patchType" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.apply_configuration = rt::decode::value(map)?,
-                1 => self.json_patch = rt::decode::value(map)?,
-                2 => self.patch_type = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::Mutation> for Mutation {
         fn from(full: &k8s::api::admissionregistration::v1::Mutation) -> Self {
             Mutation {
@@ -2131,53 +1603,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for NamedRuleWithOperations {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NamedRuleWithOperations {
-        const NAME: &'static str = "NamedRuleWithOperations";
-        const KEYS: &'static [&'static str] = &[
-            "apiGroups",
-            "apiVersions",
-            "operations",
-            "resourceNames",
-            "resources",
-            "scope",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroups" => rt::Option::Some(0),
-                "apiVersions" => rt::Option::Some(1),
-                "operations" => rt::Option::Some(2),
-                "resourceNames" => rt::Option::Some(3),
-                "resources" => rt::Option::Some(4),
-                "scope" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_groups = rt::decode::value(map)?,
-                1 => self.api_versions = rt::decode::value(map)?,
-                2 => self.operations = rt::decode::value(map)?,
-                3 => self.resource_names = rt::decode::value(map)?,
-                4 => self.resources = rt::decode::value(map)?,
-                5 => self.scope = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::NamedRuleWithOperations>
     for NamedRuleWithOperations {
         fn from(
@@ -2266,38 +1691,6 @@ pub mod v1 {
             &[("api_version", "apiVersion"), ("kind", "kind")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ParamKind {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ParamKind {
-        const NAME: &'static str = "ParamKind";
-        const KEYS: &'static [&'static str] = &["apiVersion", "kind"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::ParamKind> for ParamKind {
         fn from(full: &k8s::api::admissionregistration::v1::ParamKind) -> Self {
             ParamKind {
@@ -2385,47 +1778,6 @@ pub mod v1 {
                 ("selector", "selector"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ParamRef {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ParamRef {
-        const NAME: &'static str = "ParamRef";
-        const KEYS: &'static [&'static str] = &[
-            "name",
-            "namespace",
-            "parameterNotFoundAction",
-            "selector",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "namespace" => rt::Option::Some(1),
-                "parameterNotFoundAction" => rt::Option::Some(2),
-                "selector" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::value(map)?,
-                1 => self.namespace = rt::decode::value(map)?,
-                2 => self.parameter_not_found_action = rt::decode::value(map)?,
-                3 => self.selector = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ParamRef> for ParamRef {
         fn from(full: &k8s::api::admissionregistration::v1::ParamRef) -> Self {
@@ -2537,50 +1889,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for RuleWithOperations {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RuleWithOperations {
-        const NAME: &'static str = "RuleWithOperations";
-        const KEYS: &'static [&'static str] = &[
-            "apiGroups",
-            "apiVersions",
-            "operations",
-            "resources",
-            "scope",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroups" => rt::Option::Some(0),
-                "apiVersions" => rt::Option::Some(1),
-                "operations" => rt::Option::Some(2),
-                "resources" => rt::Option::Some(3),
-                "scope" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_groups = rt::decode::value(map)?,
-                1 => self.api_versions = rt::decode::value(map)?,
-                2 => self.operations = rt::decode::value(map)?,
-                3 => self.resources = rt::decode::value(map)?,
-                4 => self.scope = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::RuleWithOperations>
     for RuleWithOperations {
         fn from(full: &k8s::api::admissionregistration::v1::RuleWithOperations) -> Self {
@@ -2677,42 +1985,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceReference {
-        const NAME: &'static str = "ServiceReference";
-        const KEYS: &'static [&'static str] = &["name", "namespace", "path", "port"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "namespace" => rt::Option::Some(1),
-                "path" => rt::Option::Some(2),
-                "port" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.namespace = rt::decode::null_default(map)?,
-                2 => self.path = rt::decode::value(map)?,
-                3 => self.port = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::ServiceReference>
     for ServiceReference {
         fn from(full: &k8s::api::admissionregistration::v1::ServiceReference) -> Self {
@@ -2787,36 +2059,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression_warnings", "expressionWarnings")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for TypeChecking {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for TypeChecking {
-        const NAME: &'static str = "TypeChecking";
-        const KEYS: &'static [&'static str] = &["expressionWarnings"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expressionWarnings" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression_warnings = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::TypeChecking> for TypeChecking {
         fn from(full: &k8s::api::admissionregistration::v1::TypeChecking) -> Self {
@@ -2898,50 +2140,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingAdmissionPolicy {
-        const NAME: &'static str = "ValidatingAdmissionPolicy";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy>
     for ValidatingAdmissionPolicy {
@@ -3116,50 +2314,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingAdmissionPolicyBinding {
-        const NAME: &'static str = "ValidatingAdmissionPolicyBinding";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>
     for ValidatingAdmissionPolicyBinding {
@@ -3366,53 +2520,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingAdmissionPolicyBindingSpec {
-        const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
-        const KEYS: &'static [&'static str] = &[
-            "matchResources",
-            "paramRef",
-            "policyName",
-            "validationActions",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "matchResources" => rt::Option::Some(0),
-                "paramRef" => rt::Option::Some(1),
-                "policyName" => rt::Option::Some(2),
-                "validationActions" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.match_resources = rt::decode::value(map)?,
-                1 => self.param_ref = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                2 => self.policy_name = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                2 => self.policy_name = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.validation_actions = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.validation_actions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<
         &k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
     > for ValidatingAdmissionPolicyBindingSpec {
@@ -3564,56 +2671,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingAdmissionPolicySpec {
-        const NAME: &'static str = "ValidatingAdmissionPolicySpec";
-        const KEYS: &'static [&'static str] = &[
-            "auditAnnotations",
-            "failurePolicy",
-            "matchConditions",
-            "matchConstraints",
-            "paramKind",
-            "validations",
-            "variables",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "auditAnnotations" => rt::Option::Some(0),
-                "failurePolicy" => rt::Option::Some(1),
-                "matchConditions" => rt::Option::Some(2),
-                "matchConstraints" => rt::Option::Some(3),
-                "paramKind" => rt::Option::Some(4),
-                "validations" => rt::Option::Some(5),
-                "variables" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.audit_annotations = rt::decode::value(map)?,
-                1 => self.failure_policy = rt::decode::value(map)?,
-                2 => self.match_conditions = rt::decode::value(map)?,
-                3 => self.match_constraints = rt::decode::value(map)?,
-                4 => self.param_kind = rt::decode::value(map)?,
-                5 => self.validations = rt::decode::value(map)?,
-                6 => self.variables = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicySpec>
     for ValidatingAdmissionPolicySpec {
         fn from(
@@ -3722,44 +2779,6 @@ pub mod v1 {
                 ("type_checking", "typeChecking"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingAdmissionPolicyStatus {
-        const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
-        const KEYS: &'static [&'static str] = &[
-            "conditions",
-            "observedGeneration",
-            "typeChecking",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "observedGeneration" => rt::Option::Some(1),
-                "typeChecking" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.observed_generation = rt::decode::value(map)?,
-                2 => self.type_checking = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>
     for ValidatingAdmissionPolicyStatus {
@@ -3913,68 +2932,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingWebhook {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingWebhook {
-        const NAME: &'static str = "ValidatingWebhook";
-        const KEYS: &'static [&'static str] = &[
-            "admissionReviewVersions",
-            "clientConfig",
-            "failurePolicy",
-            "matchConditions",
-            "matchPolicy",
-            "name",
-            "namespaceSelector",
-            "objectSelector",
-            "rules",
-            "sideEffects",
-            "timeoutSeconds",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "admissionReviewVersions" => rt::Option::Some(0),
-                "clientConfig" => rt::Option::Some(1),
-                "failurePolicy" => rt::Option::Some(2),
-                "matchConditions" => rt::Option::Some(3),
-                "matchPolicy" => rt::Option::Some(4),
-                "name" => rt::Option::Some(5),
-                "namespaceSelector" => rt::Option::Some(6),
-                "objectSelector" => rt::Option::Some(7),
-                "rules" => rt::Option::Some(8),
-                "sideEffects" => rt::Option::Some(9),
-                "timeoutSeconds" => rt::Option::Some(10),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.admission_review_versions = rt::decode::null_default(map)?,
-                1 => self.client_config = rt::decode::null_default(map)?,
-                2 => self.failure_policy = rt::decode::value(map)?,
-                3 => self.match_conditions = rt::decode::value(map)?,
-                4 => self.match_policy = rt::decode::value(map)?,
-                5 => self.name = rt::decode::null_default(map)?,
-                6 => self.namespace_selector = rt::decode::value(map)?,
-                7 => self.object_selector = rt::decode::value(map)?,
-                8 => self.rules = rt::decode::value(map)?,
-                9 => self.side_effects = rt::decode::null_default(map)?,
-                10 => self.timeout_seconds = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingWebhook>
     for ValidatingWebhook {
         fn from(full: &k8s::api::admissionregistration::v1::ValidatingWebhook) -> Self {
@@ -4098,47 +3055,6 @@ pub mod v1 {
                 ("webhooks", "webhooks"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ValidatingWebhookConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ValidatingWebhookConfiguration {
-        const NAME: &'static str = "ValidatingWebhookConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "webhooks",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "webhooks" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.webhooks = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration>
     for ValidatingWebhookConfiguration {
@@ -4308,47 +3224,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Validation {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Validation {
-        const NAME: &'static str = "Validation";
-        const KEYS: &'static [&'static str] = &[
-            "expression",
-            "message",
-            "messageExpression",
-            "reason",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "messageExpression" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::null_default(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.message_expression = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::Validation> for Validation {
         fn from(full: &k8s::api::admissionregistration::v1::Validation) -> Self {
             Validation {
@@ -4425,38 +3300,6 @@ pub mod v1 {
             &[("expression", "expression"), ("name", "name")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Variable {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Variable {
-        const NAME: &'static str = "Variable";
-        const KEYS: &'static [&'static str] = &["expression", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::Variable> for Variable {
         fn from(full: &k8s::api::admissionregistration::v1::Variable) -> Self {
             Variable {
@@ -4529,40 +3372,6 @@ pub mod v1 {
             &[("ca_bundle", "caBundle"), ("service", "service"), ("url", "url")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for WebhookClientConfig {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for WebhookClientConfig {
-        const NAME: &'static str = "WebhookClientConfig";
-        const KEYS: &'static [&'static str] = &["caBundle", "service", "url"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "caBundle" => rt::Option::Some(0),
-                "service" => rt::Option::Some(1),
-                "url" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ca_bundle = rt::decode::value(map)?,
-                1 => self.service = rt::decode::value(map)?,
-                2 => self.url = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::admissionregistration::v1::WebhookClientConfig>
     for WebhookClientConfig {
         fn from(
@@ -4620,6 +3429,1206 @@ pub mod v1 {
                 rt::Pool::new,
             );
             &POOL
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ApplyConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::ApplyConfiguration {
+            const NAME: &'static str = "ApplyConfiguration";
+            const KEYS: &'static [&'static str] = &["expression"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::AuditAnnotation {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::AuditAnnotation {
+            const NAME: &'static str = "AuditAnnotation";
+            const KEYS: &'static [&'static str] = &["key", "valueExpression"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "key" => rt::Option::Some(0),
+                    "valueExpression" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.key = rt::decode::null_default(map)?,
+                    1 => self.value_expression = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ExpressionWarning {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ExpressionWarning {
+            const NAME: &'static str = "ExpressionWarning";
+            const KEYS: &'static [&'static str] = &["fieldRef", "warning"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "fieldRef" => rt::Option::Some(0),
+                    "warning" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.field_ref = rt::decode::null_default(map)?,
+                    1 => self.warning = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::JSONPatch {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::JSONPatch {
+            const NAME: &'static str = "JSONPatch";
+            const KEYS: &'static [&'static str] = &["expression"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MatchCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MatchCondition {
+            const NAME: &'static str = "MatchCondition";
+            const KEYS: &'static [&'static str] = &["expression", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MatchResources {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MatchResources {
+            const NAME: &'static str = "MatchResources";
+            const KEYS: &'static [&'static str] = &[
+                "excludeResourceRules",
+                "matchPolicy",
+                "namespaceSelector",
+                "objectSelector",
+                "resourceRules",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "excludeResourceRules" => rt::Option::Some(0),
+                    "matchPolicy" => rt::Option::Some(1),
+                    "namespaceSelector" => rt::Option::Some(2),
+                    "objectSelector" => rt::Option::Some(3),
+                    "resourceRules" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.exclude_resource_rules = rt::decode::value(map)?,
+                    1 => self.match_policy = rt::decode::value(map)?,
+                    2 => self.namespace_selector = rt::decode::value(map)?,
+                    3 => self.object_selector = rt::decode::value(map)?,
+                    4 => self.resource_rules = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::MutatingAdmissionPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::MutatingAdmissionPolicy {
+            const NAME: &'static str = "MutatingAdmissionPolicy";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::MutatingAdmissionPolicyBinding {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::MutatingAdmissionPolicyBinding {
+            const NAME: &'static str = "MutatingAdmissionPolicyBinding";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::MutatingAdmissionPolicyBindingSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::MutatingAdmissionPolicyBindingSpec {
+            const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
+            const KEYS: &'static [&'static str] = &[
+                "matchResources",
+                "paramRef",
+                "policyName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "matchResources" => rt::Option::Some(0),
+                    "paramRef" => rt::Option::Some(1),
+                    "policyName" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.match_resources = rt::decode::value(map)?,
+                    1 => self.param_ref = rt::decode::value(map)?,
+                    2 => self.policy_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::MutatingAdmissionPolicySpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::MutatingAdmissionPolicySpec {
+            const NAME: &'static str = "MutatingAdmissionPolicySpec";
+            const KEYS: &'static [&'static str] = &[
+                "failurePolicy",
+                "matchConditions",
+                "matchConstraints",
+                "mutations",
+                "paramKind",
+                "reinvocationPolicy",
+                "variables",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "failurePolicy" => rt::Option::Some(0),
+                    "matchConditions" => rt::Option::Some(1),
+                    "matchConstraints" => rt::Option::Some(2),
+                    "mutations" => rt::Option::Some(3),
+                    "paramKind" => rt::Option::Some(4),
+                    "reinvocationPolicy" => rt::Option::Some(5),
+                    "variables" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.failure_policy = rt::decode::value(map)?,
+                    1 => self.match_conditions = rt::decode::value(map)?,
+                    2 => self.match_constraints = rt::decode::value(map)?,
+                    3 => self.mutations = rt::decode::value(map)?,
+                    4 => self.param_kind = rt::decode::value(map)?,
+                    5 => self.reinvocation_policy = rt::decode::value(map)?,
+                    6 => self.variables = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MutatingWebhook {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MutatingWebhook {
+            const NAME: &'static str = "MutatingWebhook";
+            const KEYS: &'static [&'static str] = &[
+                "admissionReviewVersions",
+                "clientConfig",
+                "failurePolicy",
+                "matchConditions",
+                "matchPolicy",
+                "name",
+                "namespaceSelector",
+                "objectSelector",
+                "reinvocationPolicy",
+                "rules",
+                "sideEffects",
+                "timeoutSeconds",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "admissionReviewVersions" => rt::Option::Some(0),
+                    "clientConfig" => rt::Option::Some(1),
+                    "failurePolicy" => rt::Option::Some(2),
+                    "matchConditions" => rt::Option::Some(3),
+                    "matchPolicy" => rt::Option::Some(4),
+                    "name" => rt::Option::Some(5),
+                    "namespaceSelector" => rt::Option::Some(6),
+                    "objectSelector" => rt::Option::Some(7),
+                    "reinvocationPolicy" => rt::Option::Some(8),
+                    "rules" => rt::Option::Some(9),
+                    "sideEffects" => rt::Option::Some(10),
+                    "timeoutSeconds" => rt::Option::Some(11),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.admission_review_versions = rt::decode::null_default(map)?,
+                    1 => self.client_config = rt::decode::null_default(map)?,
+                    2 => self.failure_policy = rt::decode::value(map)?,
+                    3 => self.match_conditions = rt::decode::value(map)?,
+                    4 => self.match_policy = rt::decode::value(map)?,
+                    5 => self.name = rt::decode::null_default(map)?,
+                    6 => self.namespace_selector = rt::decode::value(map)?,
+                    7 => self.object_selector = rt::decode::value(map)?,
+                    8 => self.reinvocation_policy = rt::decode::value(map)?,
+                    9 => self.rules = rt::decode::value(map)?,
+                    10 => self.side_effects = rt::decode::null_default(map)?,
+                    11 => self.timeout_seconds = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MutatingWebhookConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MutatingWebhookConfiguration {
+            const NAME: &'static str = "MutatingWebhookConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "webhooks",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "webhooks" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.webhooks = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::Mutation {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::Mutation {
+            const NAME: &'static str = "Mutation";
+            const KEYS: &'static [&'static str] = &[
+                "applyConfiguration",
+                "jsonPatch",
+                "patchType",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "applyConfiguration" => rt::Option::Some(0),
+                    "jsonPatch" => rt::Option::Some(1),
+                    "patchType" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.apply_configuration = rt::decode::value(map)?,
+                    1 => self.json_patch = rt::decode::value(map)?,
+                    2 => self.patch_type = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NamedRuleWithOperations {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NamedRuleWithOperations {
+            const NAME: &'static str = "NamedRuleWithOperations";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroups",
+                "apiVersions",
+                "operations",
+                "resourceNames",
+                "resources",
+                "scope",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroups" => rt::Option::Some(0),
+                    "apiVersions" => rt::Option::Some(1),
+                    "operations" => rt::Option::Some(2),
+                    "resourceNames" => rt::Option::Some(3),
+                    "resources" => rt::Option::Some(4),
+                    "scope" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_groups = rt::decode::value(map)?,
+                    1 => self.api_versions = rt::decode::value(map)?,
+                    2 => self.operations = rt::decode::value(map)?,
+                    3 => self.resource_names = rt::decode::value(map)?,
+                    4 => self.resources = rt::decode::value(map)?,
+                    5 => self.scope = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ParamKind {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ParamKind {
+            const NAME: &'static str = "ParamKind";
+            const KEYS: &'static [&'static str] = &["apiVersion", "kind"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ParamRef {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ParamRef {
+            const NAME: &'static str = "ParamRef";
+            const KEYS: &'static [&'static str] = &[
+                "name",
+                "namespace",
+                "parameterNotFoundAction",
+                "selector",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "namespace" => rt::Option::Some(1),
+                    "parameterNotFoundAction" => rt::Option::Some(2),
+                    "selector" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::value(map)?,
+                    1 => self.namespace = rt::decode::value(map)?,
+                    2 => self.parameter_not_found_action = rt::decode::value(map)?,
+                    3 => self.selector = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RuleWithOperations {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RuleWithOperations {
+            const NAME: &'static str = "RuleWithOperations";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroups",
+                "apiVersions",
+                "operations",
+                "resources",
+                "scope",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroups" => rt::Option::Some(0),
+                    "apiVersions" => rt::Option::Some(1),
+                    "operations" => rt::Option::Some(2),
+                    "resources" => rt::Option::Some(3),
+                    "scope" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_groups = rt::decode::value(map)?,
+                    1 => self.api_versions = rt::decode::value(map)?,
+                    2 => self.operations = rt::decode::value(map)?,
+                    3 => self.resources = rt::decode::value(map)?,
+                    4 => self.scope = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceReference {
+            const NAME: &'static str = "ServiceReference";
+            const KEYS: &'static [&'static str] = &["name", "namespace", "path", "port"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "namespace" => rt::Option::Some(1),
+                    "path" => rt::Option::Some(2),
+                    "port" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.namespace = rt::decode::null_default(map)?,
+                    2 => self.path = rt::decode::value(map)?,
+                    3 => self.port = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::TypeChecking {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::TypeChecking {
+            const NAME: &'static str = "TypeChecking";
+            const KEYS: &'static [&'static str] = &["expressionWarnings"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expressionWarnings" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression_warnings = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ValidatingAdmissionPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingAdmissionPolicy {
+            const NAME: &'static str = "ValidatingAdmissionPolicy";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::ValidatingAdmissionPolicyBinding {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingAdmissionPolicyBinding {
+            const NAME: &'static str = "ValidatingAdmissionPolicyBinding";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::ValidatingAdmissionPolicyBindingSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingAdmissionPolicyBindingSpec {
+            const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
+            const KEYS: &'static [&'static str] = &[
+                "matchResources",
+                "paramRef",
+                "policyName",
+                "validationActions",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "matchResources" => rt::Option::Some(0),
+                    "paramRef" => rt::Option::Some(1),
+                    "policyName" => rt::Option::Some(2),
+                    "validationActions" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.match_resources = rt::decode::value(map)?,
+                    1 => self.param_ref = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    2 => self.policy_name = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    2 => self.policy_name = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.validation_actions = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.validation_actions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ValidatingAdmissionPolicySpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingAdmissionPolicySpec {
+            const NAME: &'static str = "ValidatingAdmissionPolicySpec";
+            const KEYS: &'static [&'static str] = &[
+                "auditAnnotations",
+                "failurePolicy",
+                "matchConditions",
+                "matchConstraints",
+                "paramKind",
+                "validations",
+                "variables",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "auditAnnotations" => rt::Option::Some(0),
+                    "failurePolicy" => rt::Option::Some(1),
+                    "matchConditions" => rt::Option::Some(2),
+                    "matchConstraints" => rt::Option::Some(3),
+                    "paramKind" => rt::Option::Some(4),
+                    "validations" => rt::Option::Some(5),
+                    "variables" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.audit_annotations = rt::decode::value(map)?,
+                    1 => self.failure_policy = rt::decode::value(map)?,
+                    2 => self.match_conditions = rt::decode::value(map)?,
+                    3 => self.match_constraints = rt::decode::value(map)?,
+                    4 => self.param_kind = rt::decode::value(map)?,
+                    5 => self.validations = rt::decode::value(map)?,
+                    6 => self.variables = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::ValidatingAdmissionPolicyStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingAdmissionPolicyStatus {
+            const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "observedGeneration",
+                "typeChecking",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "observedGeneration" => rt::Option::Some(1),
+                    "typeChecking" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.observed_generation = rt::decode::value(map)?,
+                    2 => self.type_checking = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ValidatingWebhook {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingWebhook {
+            const NAME: &'static str = "ValidatingWebhook";
+            const KEYS: &'static [&'static str] = &[
+                "admissionReviewVersions",
+                "clientConfig",
+                "failurePolicy",
+                "matchConditions",
+                "matchPolicy",
+                "name",
+                "namespaceSelector",
+                "objectSelector",
+                "rules",
+                "sideEffects",
+                "timeoutSeconds",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "admissionReviewVersions" => rt::Option::Some(0),
+                    "clientConfig" => rt::Option::Some(1),
+                    "failurePolicy" => rt::Option::Some(2),
+                    "matchConditions" => rt::Option::Some(3),
+                    "matchPolicy" => rt::Option::Some(4),
+                    "name" => rt::Option::Some(5),
+                    "namespaceSelector" => rt::Option::Some(6),
+                    "objectSelector" => rt::Option::Some(7),
+                    "rules" => rt::Option::Some(8),
+                    "sideEffects" => rt::Option::Some(9),
+                    "timeoutSeconds" => rt::Option::Some(10),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.admission_review_versions = rt::decode::null_default(map)?,
+                    1 => self.client_config = rt::decode::null_default(map)?,
+                    2 => self.failure_policy = rt::decode::value(map)?,
+                    3 => self.match_conditions = rt::decode::value(map)?,
+                    4 => self.match_policy = rt::decode::value(map)?,
+                    5 => self.name = rt::decode::null_default(map)?,
+                    6 => self.namespace_selector = rt::decode::value(map)?,
+                    7 => self.object_selector = rt::decode::value(map)?,
+                    8 => self.rules = rt::decode::value(map)?,
+                    9 => self.side_effects = rt::decode::null_default(map)?,
+                    10 => self.timeout_seconds = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ValidatingWebhookConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ValidatingWebhookConfiguration {
+            const NAME: &'static str = "ValidatingWebhookConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "webhooks",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "webhooks" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.webhooks = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Validation {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Validation {
+            const NAME: &'static str = "Validation";
+            const KEYS: &'static [&'static str] = &[
+                "expression",
+                "message",
+                "messageExpression",
+                "reason",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "messageExpression" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::null_default(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.message_expression = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Variable {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Variable {
+            const NAME: &'static str = "Variable";
+            const KEYS: &'static [&'static str] = &["expression", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::WebhookClientConfig {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::WebhookClientConfig {
+            const NAME: &'static str = "WebhookClientConfig";
+            const KEYS: &'static [&'static str] = &["caBundle", "service", "url"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "caBundle" => rt::Option::Some(0),
+                    "service" => rt::Option::Some(1),
+                    "url" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ca_bundle = rt::decode::value(map)?,
+                    1 => self.service = rt::decode::value(map)?,
+                    2 => self.url = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

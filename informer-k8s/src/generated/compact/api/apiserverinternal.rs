@@ -86,56 +86,6 @@ pub mod v1alpha1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ServerStorageVersion {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServerStorageVersion {
-        const NAME: &'static str = "ServerStorageVersion";
-        const KEYS: &'static [&'static str] = &[
-            "apiServerID",
-            "decodableVersions",
-            "encodingVersion",
-            "servedVersions",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiServerID" => rt::Option::Some(0),
-                "decodableVersions" => rt::Option::Some(1),
-                "encodingVersion" => rt::Option::Some(2),
-                "servedVersions" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                #[cfg(k8s_since = "1.36")]
-                0 => self.api_server_id = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                0 => self.api_server_id = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                1 => self.decodable_versions = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                1 => self.decodable_versions = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                2 => self.encoding_version = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                2 => self.encoding_version = rt::decode::value(map)?,
-                3 => self.served_versions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apiserverinternal::v1alpha1::ServerStorageVersion>
     for ServerStorageVersion {
         fn from(
@@ -275,56 +225,6 @@ pub mod v1alpha1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for StorageVersion {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StorageVersion {
-        const NAME: &'static str = "StorageVersion";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                4 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                4 => self.status = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apiserverinternal::v1alpha1::StorageVersion>
     for StorageVersion {
@@ -516,53 +416,6 @@ pub mod v1alpha1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StorageVersionCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StorageVersionCondition {
-        const NAME: &'static str = "StorageVersionCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "observedGeneration",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "observedGeneration" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::null_default(map)?,
-                2 => self.observed_generation = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::null_default(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apiserverinternal::v1alpha1::StorageVersionCondition>
     for StorageVersionCondition {
         fn from(
@@ -671,44 +524,6 @@ pub mod v1alpha1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StorageVersionStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StorageVersionStatus {
-        const NAME: &'static str = "StorageVersionStatus";
-        const KEYS: &'static [&'static str] = &[
-            "commonEncodingVersion",
-            "conditions",
-            "storageVersions",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "commonEncodingVersion" => rt::Option::Some(0),
-                "conditions" => rt::Option::Some(1),
-                "storageVersions" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.common_encoding_version = rt::decode::value(map)?,
-                1 => self.conditions = rt::decode::value(map)?,
-                2 => self.storage_versions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apiserverinternal::v1alpha1::StorageVersionStatus>
     for StorageVersionStatus {
         fn from(
@@ -764,6 +579,196 @@ pub mod v1alpha1 {
             rt::ShareHash::share_hash(&self.common_encoding_version, state);
             rt::ShareHash::share_hash(&self.conditions, state);
             rt::ShareHash::share_hash(&self.storage_versions, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::ServerStorageVersion {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServerStorageVersion {
+            const NAME: &'static str = "ServerStorageVersion";
+            const KEYS: &'static [&'static str] = &[
+                "apiServerID",
+                "decodableVersions",
+                "encodingVersion",
+                "servedVersions",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiServerID" => rt::Option::Some(0),
+                    "decodableVersions" => rt::Option::Some(1),
+                    "encodingVersion" => rt::Option::Some(2),
+                    "servedVersions" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    #[cfg(k8s_since = "1.36")]
+                    0 => self.api_server_id = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    0 => self.api_server_id = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    1 => self.decodable_versions = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    1 => self.decodable_versions = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    2 => self.encoding_version = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    2 => self.encoding_version = rt::decode::value(map)?,
+                    3 => self.served_versions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageVersion {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StorageVersion {
+            const NAME: &'static str = "StorageVersion";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    4 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    4 => self.status = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageVersionCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StorageVersionCondition {
+            const NAME: &'static str = "StorageVersionCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "observedGeneration",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "observedGeneration" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::null_default(map)?,
+                    2 => self.observed_generation = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::null_default(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageVersionStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StorageVersionStatus {
+            const NAME: &'static str = "StorageVersionStatus";
+            const KEYS: &'static [&'static str] = &[
+                "commonEncodingVersion",
+                "conditions",
+                "storageVersions",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "commonEncodingVersion" => rt::Option::Some(0),
+                    "conditions" => rt::Option::Some(1),
+                    "storageVersions" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.common_encoding_version = rt::decode::value(map)?,
+                    1 => self.conditions = rt::decode::value(map)?,
+                    2 => self.storage_versions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

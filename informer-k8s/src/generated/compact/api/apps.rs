@@ -64,56 +64,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ControllerRevision {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ControllerRevision {
-        const NAME: &'static str = "ControllerRevision";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "data",
-            "metadata",
-            "revision",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "data" => rt::Option::Some(2),
-                "metadata" => rt::Option::Some(3),
-                "revision" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                2 => self.data = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                2 => self.data = rt::decode::value(map)?,
-                3 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.revision = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.revision = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::ControllerRevision> for ControllerRevision {
         fn from(full: &k8s::api::apps::v1::ControllerRevision) -> Self {
             ControllerRevision {
@@ -280,53 +230,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for DaemonSet {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DaemonSet {
-        const NAME: &'static str = "DaemonSet";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::DaemonSet> for DaemonSet {
         fn from(full: &k8s::api::apps::v1::DaemonSet) -> Self {
@@ -498,56 +401,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for DaemonSetCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DaemonSetCondition {
-        const NAME: &'static str = "DaemonSetCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "reason" => rt::Option::Some(2),
-                "status" => rt::Option::Some(3),
-                "type" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.reason = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.status = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.type_ = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::DaemonSetCondition> for DaemonSetCondition {
         fn from(full: &k8s::api::apps::v1::DaemonSetCondition) -> Self {
             DaemonSetCondition {
@@ -656,50 +509,6 @@ pub mod v1 {
                 ("update_strategy", "updateStrategy"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for DaemonSetSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DaemonSetSpec {
-        const NAME: &'static str = "DaemonSetSpec";
-        const KEYS: &'static [&'static str] = &[
-            "minReadySeconds",
-            "revisionHistoryLimit",
-            "selector",
-            "template",
-            "updateStrategy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minReadySeconds" => rt::Option::Some(0),
-                "revisionHistoryLimit" => rt::Option::Some(1),
-                "selector" => rt::Option::Some(2),
-                "template" => rt::Option::Some(3),
-                "updateStrategy" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_ready_seconds = rt::decode::value(map)?,
-                1 => self.revision_history_limit = rt::decode::value(map)?,
-                2 => self.selector = rt::decode::null_default(map)?,
-                3 => self.template = rt::decode::null_default(map)?,
-                4 => self.update_strategy = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::DaemonSetSpec> for DaemonSetSpec {
         fn from(full: &k8s::api::apps::v1::DaemonSetSpec) -> Self {
@@ -844,65 +653,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for DaemonSetStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DaemonSetStatus {
-        const NAME: &'static str = "DaemonSetStatus";
-        const KEYS: &'static [&'static str] = &[
-            "collisionCount",
-            "conditions",
-            "currentNumberScheduled",
-            "desiredNumberScheduled",
-            "numberAvailable",
-            "numberMisscheduled",
-            "numberReady",
-            "numberUnavailable",
-            "observedGeneration",
-            "updatedNumberScheduled",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "collisionCount" => rt::Option::Some(0),
-                "conditions" => rt::Option::Some(1),
-                "currentNumberScheduled" => rt::Option::Some(2),
-                "desiredNumberScheduled" => rt::Option::Some(3),
-                "numberAvailable" => rt::Option::Some(4),
-                "numberMisscheduled" => rt::Option::Some(5),
-                "numberReady" => rt::Option::Some(6),
-                "numberUnavailable" => rt::Option::Some(7),
-                "observedGeneration" => rt::Option::Some(8),
-                "updatedNumberScheduled" => rt::Option::Some(9),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.collision_count = rt::decode::value(map)?,
-                1 => self.conditions = rt::decode::value(map)?,
-                2 => self.current_number_scheduled = rt::decode::null_default(map)?,
-                3 => self.desired_number_scheduled = rt::decode::null_default(map)?,
-                4 => self.number_available = rt::decode::value(map)?,
-                5 => self.number_misscheduled = rt::decode::null_default(map)?,
-                6 => self.number_ready = rt::decode::null_default(map)?,
-                7 => self.number_unavailable = rt::decode::value(map)?,
-                8 => self.observed_generation = rt::decode::value(map)?,
-                9 => self.updated_number_scheduled = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::DaemonSetStatus> for DaemonSetStatus {
         fn from(full: &k8s::api::apps::v1::DaemonSetStatus) -> Self {
             DaemonSetStatus {
@@ -987,38 +737,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("rolling_update", "rollingUpdate"), ("type_", "type")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for DaemonSetUpdateStrategy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DaemonSetUpdateStrategy {
-        const NAME: &'static str = "DaemonSetUpdateStrategy";
-        const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "rollingUpdate" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.rolling_update = rt::decode::value(map)?,
-                1 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::DaemonSetUpdateStrategy>
     for DaemonSetUpdateStrategy {
@@ -1114,53 +832,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for Deployment {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Deployment {
-        const NAME: &'static str = "Deployment";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::Deployment> for Deployment {
         fn from(full: &k8s::api::apps::v1::Deployment) -> Self {
@@ -1340,59 +1011,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for DeploymentCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DeploymentCondition {
-        const NAME: &'static str = "DeploymentCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "lastUpdateTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "lastUpdateTime" => rt::Option::Some(1),
-                "message" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.last_update_time = rt::decode::value(map)?,
-                2 => self.message = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.status = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                5 => self.type_ = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::DeploymentCondition> for DeploymentCondition {
         fn from(full: &k8s::api::apps::v1::DeploymentCondition) -> Self {
             DeploymentCondition {
@@ -1525,59 +1143,6 @@ pub mod v1 {
                 ("template", "template"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for DeploymentSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DeploymentSpec {
-        const NAME: &'static str = "DeploymentSpec";
-        const KEYS: &'static [&'static str] = &[
-            "minReadySeconds",
-            "paused",
-            "progressDeadlineSeconds",
-            "replicas",
-            "revisionHistoryLimit",
-            "selector",
-            "strategy",
-            "template",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minReadySeconds" => rt::Option::Some(0),
-                "paused" => rt::Option::Some(1),
-                "progressDeadlineSeconds" => rt::Option::Some(2),
-                "replicas" => rt::Option::Some(3),
-                "revisionHistoryLimit" => rt::Option::Some(4),
-                "selector" => rt::Option::Some(5),
-                "strategy" => rt::Option::Some(6),
-                "template" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_ready_seconds = rt::decode::value(map)?,
-                1 => self.paused = rt::decode::value(map)?,
-                2 => self.progress_deadline_seconds = rt::decode::value(map)?,
-                3 => self.replicas = rt::decode::value(map)?,
-                4 => self.revision_history_limit = rt::decode::value(map)?,
-                5 => self.selector = rt::decode::null_default(map)?,
-                6 => self.strategy = rt::decode::value(map)?,
-                7 => self.template = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::DeploymentSpec> for DeploymentSpec {
         fn from(full: &k8s::api::apps::v1::DeploymentSpec) -> Self {
@@ -1727,62 +1292,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for DeploymentStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DeploymentStatus {
-        const NAME: &'static str = "DeploymentStatus";
-        const KEYS: &'static [&'static str] = &[
-            "availableReplicas",
-            "collisionCount",
-            "conditions",
-            "observedGeneration",
-            "readyReplicas",
-            "replicas",
-            "terminatingReplicas",
-            "unavailableReplicas",
-            "updatedReplicas",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "availableReplicas" => rt::Option::Some(0),
-                "collisionCount" => rt::Option::Some(1),
-                "conditions" => rt::Option::Some(2),
-                "observedGeneration" => rt::Option::Some(3),
-                "readyReplicas" => rt::Option::Some(4),
-                "replicas" => rt::Option::Some(5),
-                "terminatingReplicas" => rt::Option::Some(6),
-                "unavailableReplicas" => rt::Option::Some(7),
-                "updatedReplicas" => rt::Option::Some(8),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.available_replicas = rt::decode::value(map)?,
-                1 => self.collision_count = rt::decode::value(map)?,
-                2 => self.conditions = rt::decode::value(map)?,
-                3 => self.observed_generation = rt::decode::value(map)?,
-                4 => self.ready_replicas = rt::decode::value(map)?,
-                5 => self.replicas = rt::decode::value(map)?,
-                6 => self.terminating_replicas = rt::decode::value(map)?,
-                7 => self.unavailable_replicas = rt::decode::value(map)?,
-                8 => self.updated_replicas = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::DeploymentStatus> for DeploymentStatus {
         fn from(full: &k8s::api::apps::v1::DeploymentStatus) -> Self {
             DeploymentStatus {
@@ -1864,38 +1373,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("rolling_update", "rollingUpdate"), ("type_", "type")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for DeploymentStrategy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for DeploymentStrategy {
-        const NAME: &'static str = "DeploymentStrategy";
-        const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "rollingUpdate" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.rolling_update = rt::decode::value(map)?,
-                1 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::DeploymentStrategy> for DeploymentStrategy {
         fn from(full: &k8s::api::apps::v1::DeploymentStrategy) -> Self {
@@ -1986,53 +1463,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ReplicaSet {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ReplicaSet {
-        const NAME: &'static str = "ReplicaSet";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::ReplicaSet> for ReplicaSet {
         fn from(full: &k8s::api::apps::v1::ReplicaSet) -> Self {
@@ -2204,56 +1634,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ReplicaSetCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ReplicaSetCondition {
-        const NAME: &'static str = "ReplicaSetCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "reason" => rt::Option::Some(2),
-                "status" => rt::Option::Some(3),
-                "type" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.reason = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.status = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.type_ = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::ReplicaSetCondition> for ReplicaSetCondition {
         fn from(full: &k8s::api::apps::v1::ReplicaSetCondition) -> Self {
             ReplicaSetCondition {
@@ -2361,47 +1741,6 @@ pub mod v1 {
                 ("template", "template"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ReplicaSetSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ReplicaSetSpec {
-        const NAME: &'static str = "ReplicaSetSpec";
-        const KEYS: &'static [&'static str] = &[
-            "minReadySeconds",
-            "replicas",
-            "selector",
-            "template",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minReadySeconds" => rt::Option::Some(0),
-                "replicas" => rt::Option::Some(1),
-                "selector" => rt::Option::Some(2),
-                "template" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_ready_seconds = rt::decode::value(map)?,
-                1 => self.replicas = rt::decode::value(map)?,
-                2 => self.selector = rt::decode::null_default(map)?,
-                3 => self.template = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::ReplicaSetSpec> for ReplicaSetSpec {
         fn from(full: &k8s::api::apps::v1::ReplicaSetSpec) -> Self {
@@ -2517,56 +1856,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ReplicaSetStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ReplicaSetStatus {
-        const NAME: &'static str = "ReplicaSetStatus";
-        const KEYS: &'static [&'static str] = &[
-            "availableReplicas",
-            "conditions",
-            "fullyLabeledReplicas",
-            "observedGeneration",
-            "readyReplicas",
-            "replicas",
-            "terminatingReplicas",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "availableReplicas" => rt::Option::Some(0),
-                "conditions" => rt::Option::Some(1),
-                "fullyLabeledReplicas" => rt::Option::Some(2),
-                "observedGeneration" => rt::Option::Some(3),
-                "readyReplicas" => rt::Option::Some(4),
-                "replicas" => rt::Option::Some(5),
-                "terminatingReplicas" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.available_replicas = rt::decode::value(map)?,
-                1 => self.conditions = rt::decode::value(map)?,
-                2 => self.fully_labeled_replicas = rt::decode::value(map)?,
-                3 => self.observed_generation = rt::decode::value(map)?,
-                4 => self.ready_replicas = rt::decode::value(map)?,
-                5 => self.replicas = rt::decode::null_default(map)?,
-                6 => self.terminating_replicas = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::ReplicaSetStatus> for ReplicaSetStatus {
         fn from(full: &k8s::api::apps::v1::ReplicaSetStatus) -> Self {
             ReplicaSetStatus {
@@ -2649,38 +1938,6 @@ pub mod v1 {
             &[("max_surge", "maxSurge"), ("max_unavailable", "maxUnavailable")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for RollingUpdateDaemonSet {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RollingUpdateDaemonSet {
-        const NAME: &'static str = "RollingUpdateDaemonSet";
-        const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxSurge" => rt::Option::Some(0),
-                "maxUnavailable" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_surge = rt::decode::value(map)?,
-                1 => self.max_unavailable = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::RollingUpdateDaemonSet>
     for RollingUpdateDaemonSet {
         fn from(full: &k8s::api::apps::v1::RollingUpdateDaemonSet) -> Self {
@@ -2753,38 +2010,6 @@ pub mod v1 {
             &[("max_surge", "maxSurge"), ("max_unavailable", "maxUnavailable")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for RollingUpdateDeployment {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RollingUpdateDeployment {
-        const NAME: &'static str = "RollingUpdateDeployment";
-        const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxSurge" => rt::Option::Some(0),
-                "maxUnavailable" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_surge = rt::decode::value(map)?,
-                1 => self.max_unavailable = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::RollingUpdateDeployment>
     for RollingUpdateDeployment {
         fn from(full: &k8s::api::apps::v1::RollingUpdateDeployment) -> Self {
@@ -2856,38 +2081,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("max_unavailable", "maxUnavailable"), ("partition", "partition")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for RollingUpdateStatefulSetStrategy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RollingUpdateStatefulSetStrategy {
-        const NAME: &'static str = "RollingUpdateStatefulSetStrategy";
-        const KEYS: &'static [&'static str] = &["maxUnavailable", "partition"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxUnavailable" => rt::Option::Some(0),
-                "partition" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_unavailable = rt::decode::value(map)?,
-                1 => self.partition = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::RollingUpdateStatefulSetStrategy>
     for RollingUpdateStatefulSetStrategy {
@@ -2981,53 +2174,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSet {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSet {
-        const NAME: &'static str = "StatefulSet";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::StatefulSet> for StatefulSet {
         fn from(full: &k8s::api::apps::v1::StatefulSet) -> Self {
@@ -3199,56 +2345,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSetCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetCondition {
-        const NAME: &'static str = "StatefulSetCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "reason" => rt::Option::Some(2),
-                "status" => rt::Option::Some(3),
-                "type" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.reason = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.status = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.type_ = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::StatefulSetCondition> for StatefulSetCondition {
         fn from(full: &k8s::api::apps::v1::StatefulSetCondition) -> Self {
             StatefulSetCondition {
@@ -3328,36 +2424,6 @@ pub mod v1 {
     impl rt::ProjectionSource for StatefulSetOrdinals {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("start", "start")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSetOrdinals {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetOrdinals {
-        const NAME: &'static str = "StatefulSetOrdinals";
-        const KEYS: &'static [&'static str] = &["start"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "start" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.start = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::StatefulSetOrdinals> for StatefulSetOrdinals {
         fn from(full: &k8s::api::apps::v1::StatefulSetOrdinals) -> Self {
             StatefulSetOrdinals {
@@ -3420,39 +2486,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("when_deleted", "whenDeleted"), ("when_scaled", "whenScaled")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de>
-    for StatefulSetPersistentVolumeClaimRetentionPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetPersistentVolumeClaimRetentionPolicy {
-        const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
-        const KEYS: &'static [&'static str] = &["whenDeleted", "whenScaled"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "whenDeleted" => rt::Option::Some(0),
-                "whenScaled" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.when_deleted = rt::decode::value(map)?,
-                1 => self.when_scaled = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy>
     for StatefulSetPersistentVolumeClaimRetentionPolicy {
@@ -3609,72 +2642,6 @@ pub mod v1 {
                 ("volume_claim_templates", "volumeClaimTemplates"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSetSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetSpec {
-        const NAME: &'static str = "StatefulSetSpec";
-        const KEYS: &'static [&'static str] = &[
-            "minReadySeconds",
-            "ordinals",
-            "persistentVolumeClaimRetentionPolicy",
-            "podManagementPolicy",
-            "replicas",
-            "revisionHistoryLimit",
-            "selector",
-            "serviceName",
-            "template",
-            "updateStrategy",
-            "volumeClaimTemplates",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minReadySeconds" => rt::Option::Some(0),
-                "ordinals" => rt::Option::Some(1),
-                "persistentVolumeClaimRetentionPolicy" => rt::Option::Some(2),
-                "podManagementPolicy" => rt::Option::Some(3),
-                "replicas" => rt::Option::Some(4),
-                "revisionHistoryLimit" => rt::Option::Some(5),
-                "selector" => rt::Option::Some(6),
-                "serviceName" => rt::Option::Some(7),
-                "template" => rt::Option::Some(8),
-                "updateStrategy" => rt::Option::Some(9),
-                "volumeClaimTemplates" => rt::Option::Some(10),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_ready_seconds = rt::decode::value(map)?,
-                1 => self.ordinals = rt::decode::value(map)?,
-                2 => {
-                    self.persistent_volume_claim_retention_policy = rt::decode::value(
-                        map,
-                    )?;
-                }
-                3 => self.pod_management_policy = rt::decode::value(map)?,
-                4 => self.replicas = rt::decode::value(map)?,
-                5 => self.revision_history_limit = rt::decode::value(map)?,
-                6 => self.selector = rt::decode::null_default(map)?,
-                7 => self.service_name = rt::decode::value(map)?,
-                8 => self.template = rt::decode::null_default(map)?,
-                9 => self.update_strategy = rt::decode::value(map)?,
-                10 => self.volume_claim_templates = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::apps::v1::StatefulSetSpec> for StatefulSetSpec {
         fn from(full: &k8s::api::apps::v1::StatefulSetSpec) -> Self {
@@ -3852,65 +2819,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSetStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetStatus {
-        const NAME: &'static str = "StatefulSetStatus";
-        const KEYS: &'static [&'static str] = &[
-            "availableReplicas",
-            "collisionCount",
-            "conditions",
-            "currentReplicas",
-            "currentRevision",
-            "observedGeneration",
-            "readyReplicas",
-            "replicas",
-            "updateRevision",
-            "updatedReplicas",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "availableReplicas" => rt::Option::Some(0),
-                "collisionCount" => rt::Option::Some(1),
-                "conditions" => rt::Option::Some(2),
-                "currentReplicas" => rt::Option::Some(3),
-                "currentRevision" => rt::Option::Some(4),
-                "observedGeneration" => rt::Option::Some(5),
-                "readyReplicas" => rt::Option::Some(6),
-                "replicas" => rt::Option::Some(7),
-                "updateRevision" => rt::Option::Some(8),
-                "updatedReplicas" => rt::Option::Some(9),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.available_replicas = rt::decode::value(map)?,
-                1 => self.collision_count = rt::decode::value(map)?,
-                2 => self.conditions = rt::decode::value(map)?,
-                3 => self.current_replicas = rt::decode::value(map)?,
-                4 => self.current_revision = rt::decode::value(map)?,
-                5 => self.observed_generation = rt::decode::value(map)?,
-                6 => self.ready_replicas = rt::decode::value(map)?,
-                7 => self.replicas = rt::decode::null_default(map)?,
-                8 => self.update_revision = rt::decode::value(map)?,
-                9 => self.updated_replicas = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::StatefulSetStatus> for StatefulSetStatus {
         fn from(full: &k8s::api::apps::v1::StatefulSetStatus) -> Self {
             StatefulSetStatus {
@@ -3996,38 +2904,6 @@ pub mod v1 {
             &[("rolling_update", "rollingUpdate"), ("type_", "type")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StatefulSetUpdateStrategy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StatefulSetUpdateStrategy {
-        const NAME: &'static str = "StatefulSetUpdateStrategy";
-        const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "rollingUpdate" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.rolling_update = rt::decode::value(map)?,
-                1 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::apps::v1::StatefulSetUpdateStrategy>
     for StatefulSetUpdateStrategy {
         fn from(full: &k8s::api::apps::v1::StatefulSetUpdateStrategy) -> Self {
@@ -4078,6 +2954,1137 @@ pub mod v1 {
                 rt::Pool::new,
             );
             &POOL
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::ControllerRevision {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ControllerRevision {
+            const NAME: &'static str = "ControllerRevision";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "data",
+                "metadata",
+                "revision",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "data" => rt::Option::Some(2),
+                    "metadata" => rt::Option::Some(3),
+                    "revision" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    2 => self.data = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    2 => self.data = rt::decode::value(map)?,
+                    3 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.revision = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.revision = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DaemonSet {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DaemonSet {
+            const NAME: &'static str = "DaemonSet";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DaemonSetCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DaemonSetCondition {
+            const NAME: &'static str = "DaemonSetCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "reason" => rt::Option::Some(2),
+                    "status" => rt::Option::Some(3),
+                    "type" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.reason = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.status = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.type_ = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DaemonSetSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DaemonSetSpec {
+            const NAME: &'static str = "DaemonSetSpec";
+            const KEYS: &'static [&'static str] = &[
+                "minReadySeconds",
+                "revisionHistoryLimit",
+                "selector",
+                "template",
+                "updateStrategy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minReadySeconds" => rt::Option::Some(0),
+                    "revisionHistoryLimit" => rt::Option::Some(1),
+                    "selector" => rt::Option::Some(2),
+                    "template" => rt::Option::Some(3),
+                    "updateStrategy" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_ready_seconds = rt::decode::value(map)?,
+                    1 => self.revision_history_limit = rt::decode::value(map)?,
+                    2 => self.selector = rt::decode::null_default(map)?,
+                    3 => self.template = rt::decode::null_default(map)?,
+                    4 => self.update_strategy = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DaemonSetStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DaemonSetStatus {
+            const NAME: &'static str = "DaemonSetStatus";
+            const KEYS: &'static [&'static str] = &[
+                "collisionCount",
+                "conditions",
+                "currentNumberScheduled",
+                "desiredNumberScheduled",
+                "numberAvailable",
+                "numberMisscheduled",
+                "numberReady",
+                "numberUnavailable",
+                "observedGeneration",
+                "updatedNumberScheduled",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "collisionCount" => rt::Option::Some(0),
+                    "conditions" => rt::Option::Some(1),
+                    "currentNumberScheduled" => rt::Option::Some(2),
+                    "desiredNumberScheduled" => rt::Option::Some(3),
+                    "numberAvailable" => rt::Option::Some(4),
+                    "numberMisscheduled" => rt::Option::Some(5),
+                    "numberReady" => rt::Option::Some(6),
+                    "numberUnavailable" => rt::Option::Some(7),
+                    "observedGeneration" => rt::Option::Some(8),
+                    "updatedNumberScheduled" => rt::Option::Some(9),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.collision_count = rt::decode::value(map)?,
+                    1 => self.conditions = rt::decode::value(map)?,
+                    2 => self.current_number_scheduled = rt::decode::null_default(map)?,
+                    3 => self.desired_number_scheduled = rt::decode::null_default(map)?,
+                    4 => self.number_available = rt::decode::value(map)?,
+                    5 => self.number_misscheduled = rt::decode::null_default(map)?,
+                    6 => self.number_ready = rt::decode::null_default(map)?,
+                    7 => self.number_unavailable = rt::decode::value(map)?,
+                    8 => self.observed_generation = rt::decode::value(map)?,
+                    9 => self.updated_number_scheduled = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DaemonSetUpdateStrategy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DaemonSetUpdateStrategy {
+            const NAME: &'static str = "DaemonSetUpdateStrategy";
+            const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "rollingUpdate" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.rolling_update = rt::decode::value(map)?,
+                    1 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Deployment {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Deployment {
+            const NAME: &'static str = "Deployment";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DeploymentCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DeploymentCondition {
+            const NAME: &'static str = "DeploymentCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "lastUpdateTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "lastUpdateTime" => rt::Option::Some(1),
+                    "message" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.last_update_time = rt::decode::value(map)?,
+                    2 => self.message = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.status = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    5 => self.type_ = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DeploymentSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DeploymentSpec {
+            const NAME: &'static str = "DeploymentSpec";
+            const KEYS: &'static [&'static str] = &[
+                "minReadySeconds",
+                "paused",
+                "progressDeadlineSeconds",
+                "replicas",
+                "revisionHistoryLimit",
+                "selector",
+                "strategy",
+                "template",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minReadySeconds" => rt::Option::Some(0),
+                    "paused" => rt::Option::Some(1),
+                    "progressDeadlineSeconds" => rt::Option::Some(2),
+                    "replicas" => rt::Option::Some(3),
+                    "revisionHistoryLimit" => rt::Option::Some(4),
+                    "selector" => rt::Option::Some(5),
+                    "strategy" => rt::Option::Some(6),
+                    "template" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_ready_seconds = rt::decode::value(map)?,
+                    1 => self.paused = rt::decode::value(map)?,
+                    2 => self.progress_deadline_seconds = rt::decode::value(map)?,
+                    3 => self.replicas = rt::decode::value(map)?,
+                    4 => self.revision_history_limit = rt::decode::value(map)?,
+                    5 => self.selector = rt::decode::null_default(map)?,
+                    6 => self.strategy = rt::decode::value(map)?,
+                    7 => self.template = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DeploymentStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DeploymentStatus {
+            const NAME: &'static str = "DeploymentStatus";
+            const KEYS: &'static [&'static str] = &[
+                "availableReplicas",
+                "collisionCount",
+                "conditions",
+                "observedGeneration",
+                "readyReplicas",
+                "replicas",
+                "terminatingReplicas",
+                "unavailableReplicas",
+                "updatedReplicas",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "availableReplicas" => rt::Option::Some(0),
+                    "collisionCount" => rt::Option::Some(1),
+                    "conditions" => rt::Option::Some(2),
+                    "observedGeneration" => rt::Option::Some(3),
+                    "readyReplicas" => rt::Option::Some(4),
+                    "replicas" => rt::Option::Some(5),
+                    "terminatingReplicas" => rt::Option::Some(6),
+                    "unavailableReplicas" => rt::Option::Some(7),
+                    "updatedReplicas" => rt::Option::Some(8),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.available_replicas = rt::decode::value(map)?,
+                    1 => self.collision_count = rt::decode::value(map)?,
+                    2 => self.conditions = rt::decode::value(map)?,
+                    3 => self.observed_generation = rt::decode::value(map)?,
+                    4 => self.ready_replicas = rt::decode::value(map)?,
+                    5 => self.replicas = rt::decode::value(map)?,
+                    6 => self.terminating_replicas = rt::decode::value(map)?,
+                    7 => self.unavailable_replicas = rt::decode::value(map)?,
+                    8 => self.updated_replicas = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::DeploymentStrategy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::DeploymentStrategy {
+            const NAME: &'static str = "DeploymentStrategy";
+            const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "rollingUpdate" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.rolling_update = rt::decode::value(map)?,
+                    1 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ReplicaSet {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ReplicaSet {
+            const NAME: &'static str = "ReplicaSet";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ReplicaSetCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ReplicaSetCondition {
+            const NAME: &'static str = "ReplicaSetCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "reason" => rt::Option::Some(2),
+                    "status" => rt::Option::Some(3),
+                    "type" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.reason = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.status = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.type_ = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ReplicaSetSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ReplicaSetSpec {
+            const NAME: &'static str = "ReplicaSetSpec";
+            const KEYS: &'static [&'static str] = &[
+                "minReadySeconds",
+                "replicas",
+                "selector",
+                "template",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minReadySeconds" => rt::Option::Some(0),
+                    "replicas" => rt::Option::Some(1),
+                    "selector" => rt::Option::Some(2),
+                    "template" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_ready_seconds = rt::decode::value(map)?,
+                    1 => self.replicas = rt::decode::value(map)?,
+                    2 => self.selector = rt::decode::null_default(map)?,
+                    3 => self.template = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ReplicaSetStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ReplicaSetStatus {
+            const NAME: &'static str = "ReplicaSetStatus";
+            const KEYS: &'static [&'static str] = &[
+                "availableReplicas",
+                "conditions",
+                "fullyLabeledReplicas",
+                "observedGeneration",
+                "readyReplicas",
+                "replicas",
+                "terminatingReplicas",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "availableReplicas" => rt::Option::Some(0),
+                    "conditions" => rt::Option::Some(1),
+                    "fullyLabeledReplicas" => rt::Option::Some(2),
+                    "observedGeneration" => rt::Option::Some(3),
+                    "readyReplicas" => rt::Option::Some(4),
+                    "replicas" => rt::Option::Some(5),
+                    "terminatingReplicas" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.available_replicas = rt::decode::value(map)?,
+                    1 => self.conditions = rt::decode::value(map)?,
+                    2 => self.fully_labeled_replicas = rt::decode::value(map)?,
+                    3 => self.observed_generation = rt::decode::value(map)?,
+                    4 => self.ready_replicas = rt::decode::value(map)?,
+                    5 => self.replicas = rt::decode::null_default(map)?,
+                    6 => self.terminating_replicas = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RollingUpdateDaemonSet {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RollingUpdateDaemonSet {
+            const NAME: &'static str = "RollingUpdateDaemonSet";
+            const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxSurge" => rt::Option::Some(0),
+                    "maxUnavailable" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_surge = rt::decode::value(map)?,
+                    1 => self.max_unavailable = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RollingUpdateDeployment {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RollingUpdateDeployment {
+            const NAME: &'static str = "RollingUpdateDeployment";
+            const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxSurge" => rt::Option::Some(0),
+                    "maxUnavailable" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_surge = rt::decode::value(map)?,
+                    1 => self.max_unavailable = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::RollingUpdateStatefulSetStrategy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RollingUpdateStatefulSetStrategy {
+            const NAME: &'static str = "RollingUpdateStatefulSetStrategy";
+            const KEYS: &'static [&'static str] = &["maxUnavailable", "partition"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxUnavailable" => rt::Option::Some(0),
+                    "partition" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_unavailable = rt::decode::value(map)?,
+                    1 => self.partition = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSet {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSet {
+            const NAME: &'static str = "StatefulSet";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSetCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSetCondition {
+            const NAME: &'static str = "StatefulSetCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "reason" => rt::Option::Some(2),
+                    "status" => rt::Option::Some(3),
+                    "type" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.reason = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.status = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.type_ = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSetOrdinals {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSetOrdinals {
+            const NAME: &'static str = "StatefulSetOrdinals";
+            const KEYS: &'static [&'static str] = &["start"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "start" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.start = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::StatefulSetPersistentVolumeClaimRetentionPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields
+        for super::StatefulSetPersistentVolumeClaimRetentionPolicy {
+            const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
+            const KEYS: &'static [&'static str] = &["whenDeleted", "whenScaled"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "whenDeleted" => rt::Option::Some(0),
+                    "whenScaled" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.when_deleted = rt::decode::value(map)?,
+                    1 => self.when_scaled = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSetSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSetSpec {
+            const NAME: &'static str = "StatefulSetSpec";
+            const KEYS: &'static [&'static str] = &[
+                "minReadySeconds",
+                "ordinals",
+                "persistentVolumeClaimRetentionPolicy",
+                "podManagementPolicy",
+                "replicas",
+                "revisionHistoryLimit",
+                "selector",
+                "serviceName",
+                "template",
+                "updateStrategy",
+                "volumeClaimTemplates",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minReadySeconds" => rt::Option::Some(0),
+                    "ordinals" => rt::Option::Some(1),
+                    "persistentVolumeClaimRetentionPolicy" => rt::Option::Some(2),
+                    "podManagementPolicy" => rt::Option::Some(3),
+                    "replicas" => rt::Option::Some(4),
+                    "revisionHistoryLimit" => rt::Option::Some(5),
+                    "selector" => rt::Option::Some(6),
+                    "serviceName" => rt::Option::Some(7),
+                    "template" => rt::Option::Some(8),
+                    "updateStrategy" => rt::Option::Some(9),
+                    "volumeClaimTemplates" => rt::Option::Some(10),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_ready_seconds = rt::decode::value(map)?,
+                    1 => self.ordinals = rt::decode::value(map)?,
+                    2 => {
+                        self.persistent_volume_claim_retention_policy = rt::decode::value(
+                            map,
+                        )?;
+                    }
+                    3 => self.pod_management_policy = rt::decode::value(map)?,
+                    4 => self.replicas = rt::decode::value(map)?,
+                    5 => self.revision_history_limit = rt::decode::value(map)?,
+                    6 => self.selector = rt::decode::null_default(map)?,
+                    7 => self.service_name = rt::decode::value(map)?,
+                    8 => self.template = rt::decode::null_default(map)?,
+                    9 => self.update_strategy = rt::decode::value(map)?,
+                    10 => self.volume_claim_templates = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSetStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSetStatus {
+            const NAME: &'static str = "StatefulSetStatus";
+            const KEYS: &'static [&'static str] = &[
+                "availableReplicas",
+                "collisionCount",
+                "conditions",
+                "currentReplicas",
+                "currentRevision",
+                "observedGeneration",
+                "readyReplicas",
+                "replicas",
+                "updateRevision",
+                "updatedReplicas",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "availableReplicas" => rt::Option::Some(0),
+                    "collisionCount" => rt::Option::Some(1),
+                    "conditions" => rt::Option::Some(2),
+                    "currentReplicas" => rt::Option::Some(3),
+                    "currentRevision" => rt::Option::Some(4),
+                    "observedGeneration" => rt::Option::Some(5),
+                    "readyReplicas" => rt::Option::Some(6),
+                    "replicas" => rt::Option::Some(7),
+                    "updateRevision" => rt::Option::Some(8),
+                    "updatedReplicas" => rt::Option::Some(9),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.available_replicas = rt::decode::value(map)?,
+                    1 => self.collision_count = rt::decode::value(map)?,
+                    2 => self.conditions = rt::decode::value(map)?,
+                    3 => self.current_replicas = rt::decode::value(map)?,
+                    4 => self.current_revision = rt::decode::value(map)?,
+                    5 => self.observed_generation = rt::decode::value(map)?,
+                    6 => self.ready_replicas = rt::decode::value(map)?,
+                    7 => self.replicas = rt::decode::null_default(map)?,
+                    8 => self.update_revision = rt::decode::value(map)?,
+                    9 => self.updated_replicas = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StatefulSetUpdateStrategy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StatefulSetUpdateStrategy {
+            const NAME: &'static str = "StatefulSetUpdateStrategy";
+            const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "rollingUpdate" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.rolling_update = rt::decode::value(map)?,
+                    1 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -34,40 +34,6 @@ pub mod v1 {
             &[("api_version", "apiVersion"), ("kind", "kind"), ("name", "name")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CrossVersionObjectReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CrossVersionObjectReference {
-        const NAME: &'static str = "CrossVersionObjectReference";
-        const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v1::CrossVersionObjectReference>
     for CrossVersionObjectReference {
         fn from(full: &k8s::api::autoscaling::v1::CrossVersionObjectReference) -> Self {
@@ -165,53 +131,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscaler {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscaler {
-        const NAME: &'static str = "HorizontalPodAutoscaler";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscaler>
     for HorizontalPodAutoscaler {
@@ -382,47 +301,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerSpec {
-        const NAME: &'static str = "HorizontalPodAutoscalerSpec";
-        const KEYS: &'static [&'static str] = &[
-            "maxReplicas",
-            "minReplicas",
-            "scaleTargetRef",
-            "targetCPUUtilizationPercentage",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxReplicas" => rt::Option::Some(0),
-                "minReplicas" => rt::Option::Some(1),
-                "scaleTargetRef" => rt::Option::Some(2),
-                "targetCPUUtilizationPercentage" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_replicas = rt::decode::null_default(map)?,
-                1 => self.min_replicas = rt::decode::value(map)?,
-                2 => self.scale_target_ref = rt::decode::null_default(map)?,
-                3 => self.target_cpu_utilization_percentage = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscalerSpec>
     for HorizontalPodAutoscalerSpec {
         fn from(full: &k8s::api::autoscaling::v1::HorizontalPodAutoscalerSpec) -> Self {
@@ -540,50 +418,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerStatus {
-        const NAME: &'static str = "HorizontalPodAutoscalerStatus";
-        const KEYS: &'static [&'static str] = &[
-            "currentCPUUtilizationPercentage",
-            "currentReplicas",
-            "desiredReplicas",
-            "lastScaleTime",
-            "observedGeneration",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "currentCPUUtilizationPercentage" => rt::Option::Some(0),
-                "currentReplicas" => rt::Option::Some(1),
-                "desiredReplicas" => rt::Option::Some(2),
-                "lastScaleTime" => rt::Option::Some(3),
-                "observedGeneration" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.current_cpu_utilization_percentage = rt::decode::value(map)?,
-                1 => self.current_replicas = rt::decode::null_default(map)?,
-                2 => self.desired_replicas = rt::decode::null_default(map)?,
-                3 => self.last_scale_time = rt::decode::value(map)?,
-                4 => self.observed_generation = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscalerStatus>
     for HorizontalPodAutoscalerStatus {
         fn from(
@@ -643,6 +477,179 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.observed_generation, state);
         }
     }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::CrossVersionObjectReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CrossVersionObjectReference {
+            const NAME: &'static str = "CrossVersionObjectReference";
+            const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscaler {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscaler {
+            const NAME: &'static str = "HorizontalPodAutoscaler";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscalerSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerSpec {
+            const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+            const KEYS: &'static [&'static str] = &[
+                "maxReplicas",
+                "minReplicas",
+                "scaleTargetRef",
+                "targetCPUUtilizationPercentage",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxReplicas" => rt::Option::Some(0),
+                    "minReplicas" => rt::Option::Some(1),
+                    "scaleTargetRef" => rt::Option::Some(2),
+                    "targetCPUUtilizationPercentage" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_replicas = rt::decode::null_default(map)?,
+                    1 => self.min_replicas = rt::decode::value(map)?,
+                    2 => self.scale_target_ref = rt::decode::null_default(map)?,
+                    3 => self.target_cpu_utilization_percentage = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscalerStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerStatus {
+            const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+            const KEYS: &'static [&'static str] = &[
+                "currentCPUUtilizationPercentage",
+                "currentReplicas",
+                "desiredReplicas",
+                "lastScaleTime",
+                "observedGeneration",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "currentCPUUtilizationPercentage" => rt::Option::Some(0),
+                    "currentReplicas" => rt::Option::Some(1),
+                    "desiredReplicas" => rt::Option::Some(2),
+                    "lastScaleTime" => rt::Option::Some(3),
+                    "observedGeneration" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => {
+                        self.current_cpu_utilization_percentage = rt::decode::value(map)?;
+                    }
+                    1 => self.current_replicas = rt::decode::null_default(map)?,
+                    2 => self.desired_replicas = rt::decode::null_default(map)?,
+                    3 => self.last_scale_time = rt::decode::value(map)?,
+                    4 => self.observed_generation = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+    }
 }
 /// Compact types of k8s-openapi's `api::autoscaling::v2`.
 pub mod v2 {
@@ -674,40 +681,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("container", "container"), ("name", "name"), ("target", "target")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ContainerResourceMetricSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ContainerResourceMetricSource {
-        const NAME: &'static str = "ContainerResourceMetricSource";
-        const KEYS: &'static [&'static str] = &["container", "name", "target"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "container" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "target" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.container = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.target = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ContainerResourceMetricSource>
     for ContainerResourceMetricSource {
@@ -784,40 +757,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("container", "container"), ("current", "current"), ("name", "name")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ContainerResourceMetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ContainerResourceMetricStatus {
-        const NAME: &'static str = "ContainerResourceMetricStatus";
-        const KEYS: &'static [&'static str] = &["container", "current", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "container" => rt::Option::Some(0),
-                "current" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.container = rt::decode::null_default(map)?,
-                1 => self.current = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ContainerResourceMetricStatus>
     for ContainerResourceMetricStatus {
@@ -901,40 +840,6 @@ pub mod v2 {
             &[("api_version", "apiVersion"), ("kind", "kind"), ("name", "name")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CrossVersionObjectReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CrossVersionObjectReference {
-        const NAME: &'static str = "CrossVersionObjectReference";
-        const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::CrossVersionObjectReference>
     for CrossVersionObjectReference {
         fn from(full: &k8s::api::autoscaling::v2::CrossVersionObjectReference) -> Self {
@@ -1006,38 +911,6 @@ pub mod v2 {
             &[("metric", "metric"), ("target", "target")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ExternalMetricSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ExternalMetricSource {
-        const NAME: &'static str = "ExternalMetricSource";
-        const KEYS: &'static [&'static str] = &["metric", "target"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "metric" => rt::Option::Some(0),
-                "target" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.metric = rt::decode::null_default(map)?,
-                1 => self.target = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::ExternalMetricSource>
     for ExternalMetricSource {
         fn from(full: &k8s::api::autoscaling::v2::ExternalMetricSource) -> Self {
@@ -1105,38 +978,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("current", "current"), ("metric", "metric")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ExternalMetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ExternalMetricStatus {
-        const NAME: &'static str = "ExternalMetricStatus";
-        const KEYS: &'static [&'static str] = &["current", "metric"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "current" => rt::Option::Some(0),
-                "metric" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.current = rt::decode::null_default(map)?,
-                1 => self.metric = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ExternalMetricStatus>
     for ExternalMetricStatus {
@@ -1214,40 +1055,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("period_seconds", "periodSeconds"), ("type_", "type"), ("value", "value")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HPAScalingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HPAScalingPolicy {
-        const NAME: &'static str = "HPAScalingPolicy";
-        const KEYS: &'static [&'static str] = &["periodSeconds", "type", "value"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "periodSeconds" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                "value" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.period_seconds = rt::decode::null_default(map)?,
-                1 => self.type_ = rt::decode::null_default(map)?,
-                2 => self.value = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HPAScalingPolicy> for HPAScalingPolicy {
         fn from(full: &k8s::api::autoscaling::v2::HPAScalingPolicy) -> Self {
@@ -1337,47 +1144,6 @@ pub mod v2 {
                 ("tolerance", "tolerance"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HPAScalingRules {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HPAScalingRules {
-        const NAME: &'static str = "HPAScalingRules";
-        const KEYS: &'static [&'static str] = &[
-            "policies",
-            "selectPolicy",
-            "stabilizationWindowSeconds",
-            "tolerance",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "policies" => rt::Option::Some(0),
-                "selectPolicy" => rt::Option::Some(1),
-                "stabilizationWindowSeconds" => rt::Option::Some(2),
-                "tolerance" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.policies = rt::decode::value(map)?,
-                1 => self.select_policy = rt::decode::value(map)?,
-                2 => self.stabilization_window_seconds = rt::decode::value(map)?,
-                3 => self.tolerance = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HPAScalingRules> for HPAScalingRules {
         fn from(full: &k8s::api::autoscaling::v2::HPAScalingRules) -> Self {
@@ -1469,53 +1235,6 @@ pub mod v2 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscaler {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscaler {
-        const NAME: &'static str = "HorizontalPodAutoscaler";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscaler>
     for HorizontalPodAutoscaler {
@@ -1671,38 +1390,6 @@ pub mod v2 {
             &[("scale_down", "scaleDown"), ("scale_up", "scaleUp")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerBehavior {
-        const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
-        const KEYS: &'static [&'static str] = &["scaleDown", "scaleUp"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "scaleDown" => rt::Option::Some(0),
-                "scaleUp" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.scale_down = rt::decode::value(map)?,
-                1 => self.scale_up = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerBehavior>
     for HorizontalPodAutoscalerBehavior {
         fn from(
@@ -1815,55 +1502,6 @@ pub mod v2 {
                 ("type_", "type"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerCondition {
-        const NAME: &'static str = "HorizontalPodAutoscalerCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "observedGeneration",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "observedGeneration" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                2 => self.observed_generation = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::value(map)?,
-                4 => self.status = rt::decode::null_default(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerCondition>
     for HorizontalPodAutoscalerCondition {
@@ -1982,50 +1620,6 @@ pub mod v2 {
                 ("scale_target_ref", "scaleTargetRef"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerSpec {
-        const NAME: &'static str = "HorizontalPodAutoscalerSpec";
-        const KEYS: &'static [&'static str] = &[
-            "behavior",
-            "maxReplicas",
-            "metrics",
-            "minReplicas",
-            "scaleTargetRef",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "behavior" => rt::Option::Some(0),
-                "maxReplicas" => rt::Option::Some(1),
-                "metrics" => rt::Option::Some(2),
-                "minReplicas" => rt::Option::Some(3),
-                "scaleTargetRef" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.behavior = rt::decode::value(map)?,
-                1 => self.max_replicas = rt::decode::null_default(map)?,
-                2 => self.metrics = rt::decode::value(map)?,
-                3 => self.min_replicas = rt::decode::value(map)?,
-                4 => self.scale_target_ref = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerSpec>
     for HorizontalPodAutoscalerSpec {
@@ -2151,53 +1745,6 @@ pub mod v2 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HorizontalPodAutoscalerStatus {
-        const NAME: &'static str = "HorizontalPodAutoscalerStatus";
-        const KEYS: &'static [&'static str] = &[
-            "conditions",
-            "currentMetrics",
-            "currentReplicas",
-            "desiredReplicas",
-            "lastScaleTime",
-            "observedGeneration",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "currentMetrics" => rt::Option::Some(1),
-                "currentReplicas" => rt::Option::Some(2),
-                "desiredReplicas" => rt::Option::Some(3),
-                "lastScaleTime" => rt::Option::Some(4),
-                "observedGeneration" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.current_metrics = rt::decode::value(map)?,
-                2 => self.current_replicas = rt::decode::value(map)?,
-                3 => self.desired_replicas = rt::decode::null_default(map)?,
-                4 => self.last_scale_time = rt::decode::value(map)?,
-                5 => self.observed_generation = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerStatus>
     for HorizontalPodAutoscalerStatus {
         fn from(
@@ -2288,38 +1835,6 @@ pub mod v2 {
             &[("name", "name"), ("selector", "selector")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MetricIdentifier {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MetricIdentifier {
-        const NAME: &'static str = "MetricIdentifier";
-        const KEYS: &'static [&'static str] = &["name", "selector"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "selector" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.selector = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::MetricIdentifier> for MetricIdentifier {
         fn from(full: &k8s::api::autoscaling::v2::MetricIdentifier) -> Self {
             MetricIdentifier {
@@ -2408,53 +1923,6 @@ pub mod v2 {
                 ("type_", "type"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for MetricSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MetricSpec {
-        const NAME: &'static str = "MetricSpec";
-        const KEYS: &'static [&'static str] = &[
-            "containerResource",
-            "external",
-            "object",
-            "pods",
-            "resource",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "containerResource" => rt::Option::Some(0),
-                "external" => rt::Option::Some(1),
-                "object" => rt::Option::Some(2),
-                "pods" => rt::Option::Some(3),
-                "resource" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.container_resource = rt::decode::value(map)?,
-                1 => self.external = rt::decode::value(map)?,
-                2 => self.object = rt::decode::value(map)?,
-                3 => self.pods = rt::decode::value(map)?,
-                4 => self.resource = rt::decode::value(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricSpec> for MetricSpec {
         fn from(full: &k8s::api::autoscaling::v2::MetricSpec) -> Self {
@@ -2564,53 +2032,6 @@ pub mod v2 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MetricStatus {
-        const NAME: &'static str = "MetricStatus";
-        const KEYS: &'static [&'static str] = &[
-            "containerResource",
-            "external",
-            "object",
-            "pods",
-            "resource",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "containerResource" => rt::Option::Some(0),
-                "external" => rt::Option::Some(1),
-                "object" => rt::Option::Some(2),
-                "pods" => rt::Option::Some(3),
-                "resource" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.container_resource = rt::decode::value(map)?,
-                1 => self.external = rt::decode::value(map)?,
-                2 => self.object = rt::decode::value(map)?,
-                3 => self.pods = rt::decode::value(map)?,
-                4 => self.resource = rt::decode::value(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::MetricStatus> for MetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::MetricStatus) -> Self {
             MetricStatus {
@@ -2705,47 +2126,6 @@ pub mod v2 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MetricTarget {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MetricTarget {
-        const NAME: &'static str = "MetricTarget";
-        const KEYS: &'static [&'static str] = &[
-            "averageUtilization",
-            "averageValue",
-            "type",
-            "value",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "averageUtilization" => rt::Option::Some(0),
-                "averageValue" => rt::Option::Some(1),
-                "type" => rt::Option::Some(2),
-                "value" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.average_utilization = rt::decode::value(map)?,
-                1 => self.average_value = rt::decode::quantity(map)?,
-                2 => self.type_ = rt::decode::null_default(map)?,
-                3 => self.value = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::MetricTarget> for MetricTarget {
         fn from(full: &k8s::api::autoscaling::v2::MetricTarget) -> Self {
             MetricTarget {
@@ -2830,44 +2210,6 @@ pub mod v2 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for MetricValueStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for MetricValueStatus {
-        const NAME: &'static str = "MetricValueStatus";
-        const KEYS: &'static [&'static str] = &[
-            "averageUtilization",
-            "averageValue",
-            "value",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "averageUtilization" => rt::Option::Some(0),
-                "averageValue" => rt::Option::Some(1),
-                "value" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.average_utilization = rt::decode::value(map)?,
-                1 => self.average_value = rt::decode::quantity(map)?,
-                2 => self.value = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::MetricValueStatus> for MetricValueStatus {
         fn from(full: &k8s::api::autoscaling::v2::MetricValueStatus) -> Self {
             MetricValueStatus {
@@ -2940,40 +2282,6 @@ pub mod v2 {
                 ("target", "target"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ObjectMetricSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ObjectMetricSource {
-        const NAME: &'static str = "ObjectMetricSource";
-        const KEYS: &'static [&'static str] = &["describedObject", "metric", "target"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "describedObject" => rt::Option::Some(0),
-                "metric" => rt::Option::Some(1),
-                "target" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.described_object = rt::decode::null_default(map)?,
-                1 => self.metric = rt::decode::null_default(map)?,
-                2 => self.target = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ObjectMetricSource>
     for ObjectMetricSource {
@@ -3061,40 +2369,6 @@ pub mod v2 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ObjectMetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ObjectMetricStatus {
-        const NAME: &'static str = "ObjectMetricStatus";
-        const KEYS: &'static [&'static str] = &["current", "describedObject", "metric"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "current" => rt::Option::Some(0),
-                "describedObject" => rt::Option::Some(1),
-                "metric" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.current = rt::decode::null_default(map)?,
-                1 => self.described_object = rt::decode::null_default(map)?,
-                2 => self.metric = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::ObjectMetricStatus>
     for ObjectMetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::ObjectMetricStatus) -> Self {
@@ -3172,38 +2446,6 @@ pub mod v2 {
             &[("metric", "metric"), ("target", "target")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PodsMetricSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodsMetricSource {
-        const NAME: &'static str = "PodsMetricSource";
-        const KEYS: &'static [&'static str] = &["metric", "target"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "metric" => rt::Option::Some(0),
-                "target" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.metric = rt::decode::null_default(map)?,
-                1 => self.target = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::PodsMetricSource> for PodsMetricSource {
         fn from(full: &k8s::api::autoscaling::v2::PodsMetricSource) -> Self {
             PodsMetricSource {
@@ -3263,38 +2505,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("current", "current"), ("metric", "metric")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PodsMetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodsMetricStatus {
-        const NAME: &'static str = "PodsMetricStatus";
-        const KEYS: &'static [&'static str] = &["current", "metric"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "current" => rt::Option::Some(0),
-                "metric" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.current = rt::decode::null_default(map)?,
-                1 => self.metric = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::PodsMetricStatus> for PodsMetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::PodsMetricStatus) -> Self {
@@ -3357,38 +2567,6 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("target", "target")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ResourceMetricSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ResourceMetricSource {
-        const NAME: &'static str = "ResourceMetricSource";
-        const KEYS: &'static [&'static str] = &["name", "target"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "target" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.target = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ResourceMetricSource>
     for ResourceMetricSource {
@@ -3456,38 +2634,6 @@ pub mod v2 {
             &[("current", "current"), ("name", "name")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ResourceMetricStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ResourceMetricStatus {
-        const NAME: &'static str = "ResourceMetricStatus";
-        const KEYS: &'static [&'static str] = &["current", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "current" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.current = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::autoscaling::v2::ResourceMetricStatus>
     for ResourceMetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::ResourceMetricStatus) -> Self {
@@ -3532,6 +2678,882 @@ pub mod v2 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.current, state);
             rt::ShareHash::share_hash(&self.name, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::ContainerResourceMetricSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ContainerResourceMetricSource {
+            const NAME: &'static str = "ContainerResourceMetricSource";
+            const KEYS: &'static [&'static str] = &["container", "name", "target"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "container" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "target" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.container = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.target = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ContainerResourceMetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ContainerResourceMetricStatus {
+            const NAME: &'static str = "ContainerResourceMetricStatus";
+            const KEYS: &'static [&'static str] = &["container", "current", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "container" => rt::Option::Some(0),
+                    "current" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.container = rt::decode::null_default(map)?,
+                    1 => self.current = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CrossVersionObjectReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CrossVersionObjectReference {
+            const NAME: &'static str = "CrossVersionObjectReference";
+            const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ExternalMetricSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ExternalMetricSource {
+            const NAME: &'static str = "ExternalMetricSource";
+            const KEYS: &'static [&'static str] = &["metric", "target"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "metric" => rt::Option::Some(0),
+                    "target" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.metric = rt::decode::null_default(map)?,
+                    1 => self.target = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ExternalMetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ExternalMetricStatus {
+            const NAME: &'static str = "ExternalMetricStatus";
+            const KEYS: &'static [&'static str] = &["current", "metric"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "current" => rt::Option::Some(0),
+                    "metric" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.current = rt::decode::null_default(map)?,
+                    1 => self.metric = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HPAScalingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HPAScalingPolicy {
+            const NAME: &'static str = "HPAScalingPolicy";
+            const KEYS: &'static [&'static str] = &["periodSeconds", "type", "value"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "periodSeconds" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    "value" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.period_seconds = rt::decode::null_default(map)?,
+                    1 => self.type_ = rt::decode::null_default(map)?,
+                    2 => self.value = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HPAScalingRules {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HPAScalingRules {
+            const NAME: &'static str = "HPAScalingRules";
+            const KEYS: &'static [&'static str] = &[
+                "policies",
+                "selectPolicy",
+                "stabilizationWindowSeconds",
+                "tolerance",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "policies" => rt::Option::Some(0),
+                    "selectPolicy" => rt::Option::Some(1),
+                    "stabilizationWindowSeconds" => rt::Option::Some(2),
+                    "tolerance" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.policies = rt::decode::value(map)?,
+                    1 => self.select_policy = rt::decode::value(map)?,
+                    2 => self.stabilization_window_seconds = rt::decode::value(map)?,
+                    3 => self.tolerance = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscaler {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscaler {
+            const NAME: &'static str = "HorizontalPodAutoscaler";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::HorizontalPodAutoscalerBehavior {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerBehavior {
+            const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
+            const KEYS: &'static [&'static str] = &["scaleDown", "scaleUp"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "scaleDown" => rt::Option::Some(0),
+                    "scaleUp" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.scale_down = rt::decode::value(map)?,
+                    1 => self.scale_up = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::HorizontalPodAutoscalerCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerCondition {
+            const NAME: &'static str = "HorizontalPodAutoscalerCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "observedGeneration",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "observedGeneration" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    2 => self.observed_generation = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::null_default(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscalerSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerSpec {
+            const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+            const KEYS: &'static [&'static str] = &[
+                "behavior",
+                "maxReplicas",
+                "metrics",
+                "minReplicas",
+                "scaleTargetRef",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "behavior" => rt::Option::Some(0),
+                    "maxReplicas" => rt::Option::Some(1),
+                    "metrics" => rt::Option::Some(2),
+                    "minReplicas" => rt::Option::Some(3),
+                    "scaleTargetRef" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.behavior = rt::decode::value(map)?,
+                    1 => self.max_replicas = rt::decode::null_default(map)?,
+                    2 => self.metrics = rt::decode::value(map)?,
+                    3 => self.min_replicas = rt::decode::value(map)?,
+                    4 => self.scale_target_ref = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HorizontalPodAutoscalerStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HorizontalPodAutoscalerStatus {
+            const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "currentMetrics",
+                "currentReplicas",
+                "desiredReplicas",
+                "lastScaleTime",
+                "observedGeneration",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "currentMetrics" => rt::Option::Some(1),
+                    "currentReplicas" => rt::Option::Some(2),
+                    "desiredReplicas" => rt::Option::Some(3),
+                    "lastScaleTime" => rt::Option::Some(4),
+                    "observedGeneration" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.current_metrics = rt::decode::value(map)?,
+                    2 => self.current_replicas = rt::decode::value(map)?,
+                    3 => self.desired_replicas = rt::decode::null_default(map)?,
+                    4 => self.last_scale_time = rt::decode::value(map)?,
+                    5 => self.observed_generation = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MetricIdentifier {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MetricIdentifier {
+            const NAME: &'static str = "MetricIdentifier";
+            const KEYS: &'static [&'static str] = &["name", "selector"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "selector" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.selector = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MetricSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MetricSpec {
+            const NAME: &'static str = "MetricSpec";
+            const KEYS: &'static [&'static str] = &[
+                "containerResource",
+                "external",
+                "object",
+                "pods",
+                "resource",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "containerResource" => rt::Option::Some(0),
+                    "external" => rt::Option::Some(1),
+                    "object" => rt::Option::Some(2),
+                    "pods" => rt::Option::Some(3),
+                    "resource" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.container_resource = rt::decode::value(map)?,
+                    1 => self.external = rt::decode::value(map)?,
+                    2 => self.object = rt::decode::value(map)?,
+                    3 => self.pods = rt::decode::value(map)?,
+                    4 => self.resource = rt::decode::value(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MetricStatus {
+            const NAME: &'static str = "MetricStatus";
+            const KEYS: &'static [&'static str] = &[
+                "containerResource",
+                "external",
+                "object",
+                "pods",
+                "resource",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "containerResource" => rt::Option::Some(0),
+                    "external" => rt::Option::Some(1),
+                    "object" => rt::Option::Some(2),
+                    "pods" => rt::Option::Some(3),
+                    "resource" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.container_resource = rt::decode::value(map)?,
+                    1 => self.external = rt::decode::value(map)?,
+                    2 => self.object = rt::decode::value(map)?,
+                    3 => self.pods = rt::decode::value(map)?,
+                    4 => self.resource = rt::decode::value(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MetricTarget {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MetricTarget {
+            const NAME: &'static str = "MetricTarget";
+            const KEYS: &'static [&'static str] = &[
+                "averageUtilization",
+                "averageValue",
+                "type",
+                "value",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "averageUtilization" => rt::Option::Some(0),
+                    "averageValue" => rt::Option::Some(1),
+                    "type" => rt::Option::Some(2),
+                    "value" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.average_utilization = rt::decode::value(map)?,
+                    1 => self.average_value = rt::decode::quantity(map)?,
+                    2 => self.type_ = rt::decode::null_default(map)?,
+                    3 => self.value = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::MetricValueStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::MetricValueStatus {
+            const NAME: &'static str = "MetricValueStatus";
+            const KEYS: &'static [&'static str] = &[
+                "averageUtilization",
+                "averageValue",
+                "value",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "averageUtilization" => rt::Option::Some(0),
+                    "averageValue" => rt::Option::Some(1),
+                    "value" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.average_utilization = rt::decode::value(map)?,
+                    1 => self.average_value = rt::decode::quantity(map)?,
+                    2 => self.value = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ObjectMetricSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ObjectMetricSource {
+            const NAME: &'static str = "ObjectMetricSource";
+            const KEYS: &'static [&'static str] = &[
+                "describedObject",
+                "metric",
+                "target",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "describedObject" => rt::Option::Some(0),
+                    "metric" => rt::Option::Some(1),
+                    "target" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.described_object = rt::decode::null_default(map)?,
+                    1 => self.metric = rt::decode::null_default(map)?,
+                    2 => self.target = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ObjectMetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ObjectMetricStatus {
+            const NAME: &'static str = "ObjectMetricStatus";
+            const KEYS: &'static [&'static str] = &[
+                "current",
+                "describedObject",
+                "metric",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "current" => rt::Option::Some(0),
+                    "describedObject" => rt::Option::Some(1),
+                    "metric" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.current = rt::decode::null_default(map)?,
+                    1 => self.described_object = rt::decode::null_default(map)?,
+                    2 => self.metric = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodsMetricSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodsMetricSource {
+            const NAME: &'static str = "PodsMetricSource";
+            const KEYS: &'static [&'static str] = &["metric", "target"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "metric" => rt::Option::Some(0),
+                    "target" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.metric = rt::decode::null_default(map)?,
+                    1 => self.target = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodsMetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodsMetricStatus {
+            const NAME: &'static str = "PodsMetricStatus";
+            const KEYS: &'static [&'static str] = &["current", "metric"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "current" => rt::Option::Some(0),
+                    "metric" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.current = rt::decode::null_default(map)?,
+                    1 => self.metric = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceMetricSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ResourceMetricSource {
+            const NAME: &'static str = "ResourceMetricSource";
+            const KEYS: &'static [&'static str] = &["name", "target"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "target" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.target = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceMetricStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ResourceMetricStatus {
+            const NAME: &'static str = "ResourceMetricStatus";
+            const KEYS: &'static [&'static str] = &["current", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "current" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.current = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -52,53 +52,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CronJob {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CronJob {
-        const NAME: &'static str = "CronJob";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::CronJob> for CronJob {
         fn from(full: &k8s::api::batch::v1::CronJob) -> Self {
             CronJob {
@@ -279,59 +232,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CronJobSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CronJobSpec {
-        const NAME: &'static str = "CronJobSpec";
-        const KEYS: &'static [&'static str] = &[
-            "concurrencyPolicy",
-            "failedJobsHistoryLimit",
-            "jobTemplate",
-            "schedule",
-            "startingDeadlineSeconds",
-            "successfulJobsHistoryLimit",
-            "suspend",
-            "timeZone",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "concurrencyPolicy" => rt::Option::Some(0),
-                "failedJobsHistoryLimit" => rt::Option::Some(1),
-                "jobTemplate" => rt::Option::Some(2),
-                "schedule" => rt::Option::Some(3),
-                "startingDeadlineSeconds" => rt::Option::Some(4),
-                "successfulJobsHistoryLimit" => rt::Option::Some(5),
-                "suspend" => rt::Option::Some(6),
-                "timeZone" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.concurrency_policy = rt::decode::value(map)?,
-                1 => self.failed_jobs_history_limit = rt::decode::value(map)?,
-                2 => self.job_template = rt::decode::null_default(map)?,
-                3 => self.schedule = rt::decode::null_default(map)?,
-                4 => self.starting_deadline_seconds = rt::decode::value(map)?,
-                5 => self.successful_jobs_history_limit = rt::decode::value(map)?,
-                6 => self.suspend = rt::decode::value(map)?,
-                7 => self.time_zone = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::CronJobSpec> for CronJobSpec {
         fn from(full: &k8s::api::batch::v1::CronJobSpec) -> Self {
             CronJobSpec {
@@ -428,44 +328,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CronJobStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CronJobStatus {
-        const NAME: &'static str = "CronJobStatus";
-        const KEYS: &'static [&'static str] = &[
-            "active",
-            "lastScheduleTime",
-            "lastSuccessfulTime",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "active" => rt::Option::Some(0),
-                "lastScheduleTime" => rt::Option::Some(1),
-                "lastSuccessfulTime" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.active = rt::decode::value(map)?,
-                1 => self.last_schedule_time = rt::decode::value(map)?,
-                2 => self.last_successful_time = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::CronJobStatus> for CronJobStatus {
         fn from(full: &k8s::api::batch::v1::CronJobStatus) -> Self {
             CronJobStatus {
@@ -542,50 +404,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for Job {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Job {
-        const NAME: &'static str = "Job";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::batch::v1::Job> for Job {
         fn from(full: &k8s::api::batch::v1::Job) -> Self {
@@ -743,53 +561,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for JobCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for JobCondition {
-        const NAME: &'static str = "JobCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastProbeTime",
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastProbeTime" => rt::Option::Some(0),
-                "lastTransitionTime" => rt::Option::Some(1),
-                "message" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_probe_time = rt::decode::value(map)?,
-                1 => self.last_transition_time = rt::decode::value(map)?,
-                2 => self.message = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::value(map)?,
-                4 => self.status = rt::decode::null_default(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::JobCondition> for JobCondition {
         fn from(full: &k8s::api::batch::v1::JobCondition) -> Self {
             JobCondition {
@@ -903,49 +674,6 @@ pub mod v1 {
                 ("scheduling_policy", "schedulingPolicy"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for JobSchedulingConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for JobSchedulingConfiguration {
-        const NAME: &'static str = "JobSchedulingConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "disruptionMode",
-            "resourceClaims",
-            "schedulingConstraints",
-            "schedulingPolicy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "disruptionMode" => rt::Option::Some(0),
-                "resourceClaims" => rt::Option::Some(1),
-                "schedulingConstraints" => rt::Option::Some(2),
-                "schedulingPolicy" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.disruption_mode = rt::decode::value(map)?,
-                1 => self.resource_claims = rt::decode::value(map)?,
-                2 => self.scheduling_constraints = rt::decode::value(map)?,
-                3 => self.scheduling_policy = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::batch::v1::JobSchedulingConfiguration>
@@ -1171,88 +899,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for JobSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for JobSpec {
-        const NAME: &'static str = "JobSpec";
-        const KEYS: &'static [&'static str] = &[
-            "activeDeadlineSeconds",
-            "backoffLimit",
-            "backoffLimitPerIndex",
-            "completionMode",
-            "completions",
-            "managedBy",
-            "manualSelector",
-            "maxFailedIndexes",
-            "parallelism",
-            "podFailurePolicy",
-            "podReplacementPolicy",
-            "scheduling",
-            "selector",
-            "successPolicy",
-            "suspend",
-            "template",
-            "ttlSecondsAfterFinished",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "activeDeadlineSeconds" => rt::Option::Some(0),
-                "backoffLimit" => rt::Option::Some(1),
-                "backoffLimitPerIndex" => rt::Option::Some(2),
-                "completionMode" => rt::Option::Some(3),
-                "completions" => rt::Option::Some(4),
-                "managedBy" => rt::Option::Some(5),
-                "manualSelector" => rt::Option::Some(6),
-                "maxFailedIndexes" => rt::Option::Some(7),
-                "parallelism" => rt::Option::Some(8),
-                "podFailurePolicy" => rt::Option::Some(9),
-                "podReplacementPolicy" => rt::Option::Some(10),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "scheduling" => rt::Option::Some(11),
-                "selector" => rt::Option::Some(12),
-                "successPolicy" => rt::Option::Some(13),
-                "suspend" => rt::Option::Some(14),
-                "template" => rt::Option::Some(15),
-                "ttlSecondsAfterFinished" => rt::Option::Some(16),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.active_deadline_seconds = rt::decode::value(map)?,
-                1 => self.backoff_limit = rt::decode::value(map)?,
-                2 => self.backoff_limit_per_index = rt::decode::value(map)?,
-                3 => self.completion_mode = rt::decode::value(map)?,
-                4 => self.completions = rt::decode::value(map)?,
-                5 => self.managed_by = rt::decode::value(map)?,
-                6 => self.manual_selector = rt::decode::value(map)?,
-                7 => self.max_failed_indexes = rt::decode::value(map)?,
-                8 => self.parallelism = rt::decode::value(map)?,
-                9 => self.pod_failure_policy = rt::decode::value(map)?,
-                10 => self.pod_replacement_policy = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                11 => self.scheduling = rt::decode::value(map)?,
-                12 => self.selector = rt::decode::value(map)?,
-                13 => self.success_policy = rt::decode::value(map)?,
-                14 => self.suspend = rt::decode::value(map)?,
-                15 => self.template = rt::decode::null_default(map)?,
-                16 => self.ttl_seconds_after_finished = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::JobSpec> for JobSpec {
         fn from(full: &k8s::api::batch::v1::JobSpec) -> Self {
             JobSpec {
@@ -1435,68 +1081,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for JobStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for JobStatus {
-        const NAME: &'static str = "JobStatus";
-        const KEYS: &'static [&'static str] = &[
-            "active",
-            "completedIndexes",
-            "completionTime",
-            "conditions",
-            "failed",
-            "failedIndexes",
-            "ready",
-            "startTime",
-            "succeeded",
-            "terminating",
-            "uncountedTerminatedPods",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "active" => rt::Option::Some(0),
-                "completedIndexes" => rt::Option::Some(1),
-                "completionTime" => rt::Option::Some(2),
-                "conditions" => rt::Option::Some(3),
-                "failed" => rt::Option::Some(4),
-                "failedIndexes" => rt::Option::Some(5),
-                "ready" => rt::Option::Some(6),
-                "startTime" => rt::Option::Some(7),
-                "succeeded" => rt::Option::Some(8),
-                "terminating" => rt::Option::Some(9),
-                "uncountedTerminatedPods" => rt::Option::Some(10),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.active = rt::decode::value(map)?,
-                1 => self.completed_indexes = rt::decode::value(map)?,
-                2 => self.completion_time = rt::decode::value(map)?,
-                3 => self.conditions = rt::decode::value(map)?,
-                4 => self.failed = rt::decode::value(map)?,
-                5 => self.failed_indexes = rt::decode::value(map)?,
-                6 => self.ready = rt::decode::value(map)?,
-                7 => self.start_time = rt::decode::value(map)?,
-                8 => self.succeeded = rt::decode::value(map)?,
-                9 => self.terminating = rt::decode::value(map)?,
-                10 => self.uncounted_terminated_pods = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::JobStatus> for JobStatus {
         fn from(full: &k8s::api::batch::v1::JobStatus) -> Self {
             JobStatus {
@@ -1591,38 +1175,6 @@ pub mod v1 {
             &[("metadata", "metadata"), ("spec", "spec")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for JobTemplateSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for JobTemplateSpec {
-        const NAME: &'static str = "JobTemplateSpec";
-        const KEYS: &'static [&'static str] = &["metadata", "spec"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "metadata" => rt::Option::Some(0),
-                "spec" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.metadata = rt::decode::value(map)?,
-                1 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::JobTemplateSpec> for JobTemplateSpec {
         fn from(full: &k8s::api::batch::v1::JobTemplateSpec) -> Self {
             JobTemplateSpec {
@@ -1682,36 +1234,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for PodFailurePolicy {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("rules", "rules")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodFailurePolicy {
-        const NAME: &'static str = "PodFailurePolicy";
-        const KEYS: &'static [&'static str] = &["rules"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "rules" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.rules = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicy> for PodFailurePolicy {
         fn from(full: &k8s::api::batch::v1::PodFailurePolicy) -> Self {
@@ -1785,40 +1307,6 @@ pub mod v1 {
                 ("values", "values"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyOnExitCodesRequirement {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodFailurePolicyOnExitCodesRequirement {
-        const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
-        const KEYS: &'static [&'static str] = &["containerName", "operator", "values"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "containerName" => rt::Option::Some(0),
-                "operator" => rt::Option::Some(1),
-                "values" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.container_name = rt::decode::value(map)?,
-                1 => self.operator = rt::decode::null_default(map)?,
-                2 => self.values = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyOnExitCodesRequirement>
     for PodFailurePolicyOnExitCodesRequirement {
@@ -1905,41 +1393,6 @@ pub mod v1 {
                 ("type_", "type"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyOnPodConditionsPattern {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodFailurePolicyOnPodConditionsPattern {
-        const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
-        const KEYS: &'static [&'static str] = &["status", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "status" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                #[cfg(k8s_since = "1.35")]
-                0 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.34")]
-                0 => self.status = rt::decode::null_default(map)?,
-                1 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyOnPodConditionsPattern>
     for PodFailurePolicyOnPodConditionsPattern {
@@ -2037,44 +1490,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodFailurePolicyRule {
-        const NAME: &'static str = "PodFailurePolicyRule";
-        const KEYS: &'static [&'static str] = &[
-            "action",
-            "onExitCodes",
-            "onPodConditions",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "action" => rt::Option::Some(0),
-                "onExitCodes" => rt::Option::Some(1),
-                "onPodConditions" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.action = rt::decode::null_default(map)?,
-                1 => self.on_exit_codes = rt::decode::value(map)?,
-                2 => self.on_pod_conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyRule> for PodFailurePolicyRule {
         fn from(full: &k8s::api::batch::v1::PodFailurePolicyRule) -> Self {
             PodFailurePolicyRule {
@@ -2131,36 +1546,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for SuccessPolicy {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("rules", "rules")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for SuccessPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for SuccessPolicy {
-        const NAME: &'static str = "SuccessPolicy";
-        const KEYS: &'static [&'static str] = &["rules"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "rules" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.rules = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::batch::v1::SuccessPolicy> for SuccessPolicy {
         fn from(full: &k8s::api::batch::v1::SuccessPolicy) -> Self {
@@ -2235,38 +1620,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for SuccessPolicyRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for SuccessPolicyRule {
-        const NAME: &'static str = "SuccessPolicyRule";
-        const KEYS: &'static [&'static str] = &["succeededCount", "succeededIndexes"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "succeededCount" => rt::Option::Some(0),
-                "succeededIndexes" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.succeeded_count = rt::decode::value(map)?,
-                1 => self.succeeded_indexes = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::SuccessPolicyRule> for SuccessPolicyRule {
         fn from(full: &k8s::api::batch::v1::SuccessPolicyRule) -> Self {
             SuccessPolicyRule {
@@ -2328,38 +1681,6 @@ pub mod v1 {
             &[("failed", "failed"), ("succeeded", "succeeded")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for UncountedTerminatedPods {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for UncountedTerminatedPods {
-        const NAME: &'static str = "UncountedTerminatedPods";
-        const KEYS: &'static [&'static str] = &["failed", "succeeded"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "failed" => rt::Option::Some(0),
-                "succeeded" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.failed = rt::decode::value(map)?,
-                1 => self.succeeded = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::batch::v1::UncountedTerminatedPods>
     for UncountedTerminatedPods {
         fn from(full: &k8s::api::batch::v1::UncountedTerminatedPods) -> Self {
@@ -2398,6 +1719,699 @@ pub mod v1 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.failed, state);
             rt::ShareHash::share_hash(&self.succeeded, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::CronJob {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CronJob {
+            const NAME: &'static str = "CronJob";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CronJobSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CronJobSpec {
+            const NAME: &'static str = "CronJobSpec";
+            const KEYS: &'static [&'static str] = &[
+                "concurrencyPolicy",
+                "failedJobsHistoryLimit",
+                "jobTemplate",
+                "schedule",
+                "startingDeadlineSeconds",
+                "successfulJobsHistoryLimit",
+                "suspend",
+                "timeZone",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "concurrencyPolicy" => rt::Option::Some(0),
+                    "failedJobsHistoryLimit" => rt::Option::Some(1),
+                    "jobTemplate" => rt::Option::Some(2),
+                    "schedule" => rt::Option::Some(3),
+                    "startingDeadlineSeconds" => rt::Option::Some(4),
+                    "successfulJobsHistoryLimit" => rt::Option::Some(5),
+                    "suspend" => rt::Option::Some(6),
+                    "timeZone" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.concurrency_policy = rt::decode::value(map)?,
+                    1 => self.failed_jobs_history_limit = rt::decode::value(map)?,
+                    2 => self.job_template = rt::decode::null_default(map)?,
+                    3 => self.schedule = rt::decode::null_default(map)?,
+                    4 => self.starting_deadline_seconds = rt::decode::value(map)?,
+                    5 => self.successful_jobs_history_limit = rt::decode::value(map)?,
+                    6 => self.suspend = rt::decode::value(map)?,
+                    7 => self.time_zone = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CronJobStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CronJobStatus {
+            const NAME: &'static str = "CronJobStatus";
+            const KEYS: &'static [&'static str] = &[
+                "active",
+                "lastScheduleTime",
+                "lastSuccessfulTime",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "active" => rt::Option::Some(0),
+                    "lastScheduleTime" => rt::Option::Some(1),
+                    "lastSuccessfulTime" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.active = rt::decode::value(map)?,
+                    1 => self.last_schedule_time = rt::decode::value(map)?,
+                    2 => self.last_successful_time = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Job {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Job {
+            const NAME: &'static str = "Job";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::JobCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::JobCondition {
+            const NAME: &'static str = "JobCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastProbeTime",
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastProbeTime" => rt::Option::Some(0),
+                    "lastTransitionTime" => rt::Option::Some(1),
+                    "message" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_probe_time = rt::decode::value(map)?,
+                    1 => self.last_transition_time = rt::decode::value(map)?,
+                    2 => self.message = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::null_default(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::JobSchedulingConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::JobSchedulingConfiguration {
+            const NAME: &'static str = "JobSchedulingConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "disruptionMode",
+                "resourceClaims",
+                "schedulingConstraints",
+                "schedulingPolicy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "disruptionMode" => rt::Option::Some(0),
+                    "resourceClaims" => rt::Option::Some(1),
+                    "schedulingConstraints" => rt::Option::Some(2),
+                    "schedulingPolicy" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.disruption_mode = rt::decode::value(map)?,
+                    1 => self.resource_claims = rt::decode::value(map)?,
+                    2 => self.scheduling_constraints = rt::decode::value(map)?,
+                    3 => self.scheduling_policy = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::JobSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::JobSpec {
+            const NAME: &'static str = "JobSpec";
+            const KEYS: &'static [&'static str] = &[
+                "activeDeadlineSeconds",
+                "backoffLimit",
+                "backoffLimitPerIndex",
+                "completionMode",
+                "completions",
+                "managedBy",
+                "manualSelector",
+                "maxFailedIndexes",
+                "parallelism",
+                "podFailurePolicy",
+                "podReplacementPolicy",
+                "scheduling",
+                "selector",
+                "successPolicy",
+                "suspend",
+                "template",
+                "ttlSecondsAfterFinished",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "activeDeadlineSeconds" => rt::Option::Some(0),
+                    "backoffLimit" => rt::Option::Some(1),
+                    "backoffLimitPerIndex" => rt::Option::Some(2),
+                    "completionMode" => rt::Option::Some(3),
+                    "completions" => rt::Option::Some(4),
+                    "managedBy" => rt::Option::Some(5),
+                    "manualSelector" => rt::Option::Some(6),
+                    "maxFailedIndexes" => rt::Option::Some(7),
+                    "parallelism" => rt::Option::Some(8),
+                    "podFailurePolicy" => rt::Option::Some(9),
+                    "podReplacementPolicy" => rt::Option::Some(10),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "scheduling" => rt::Option::Some(11),
+                    "selector" => rt::Option::Some(12),
+                    "successPolicy" => rt::Option::Some(13),
+                    "suspend" => rt::Option::Some(14),
+                    "template" => rt::Option::Some(15),
+                    "ttlSecondsAfterFinished" => rt::Option::Some(16),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.active_deadline_seconds = rt::decode::value(map)?,
+                    1 => self.backoff_limit = rt::decode::value(map)?,
+                    2 => self.backoff_limit_per_index = rt::decode::value(map)?,
+                    3 => self.completion_mode = rt::decode::value(map)?,
+                    4 => self.completions = rt::decode::value(map)?,
+                    5 => self.managed_by = rt::decode::value(map)?,
+                    6 => self.manual_selector = rt::decode::value(map)?,
+                    7 => self.max_failed_indexes = rt::decode::value(map)?,
+                    8 => self.parallelism = rt::decode::value(map)?,
+                    9 => self.pod_failure_policy = rt::decode::value(map)?,
+                    10 => self.pod_replacement_policy = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    11 => self.scheduling = rt::decode::value(map)?,
+                    12 => self.selector = rt::decode::value(map)?,
+                    13 => self.success_policy = rt::decode::value(map)?,
+                    14 => self.suspend = rt::decode::value(map)?,
+                    15 => self.template = rt::decode::null_default(map)?,
+                    16 => self.ttl_seconds_after_finished = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::JobStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::JobStatus {
+            const NAME: &'static str = "JobStatus";
+            const KEYS: &'static [&'static str] = &[
+                "active",
+                "completedIndexes",
+                "completionTime",
+                "conditions",
+                "failed",
+                "failedIndexes",
+                "ready",
+                "startTime",
+                "succeeded",
+                "terminating",
+                "uncountedTerminatedPods",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "active" => rt::Option::Some(0),
+                    "completedIndexes" => rt::Option::Some(1),
+                    "completionTime" => rt::Option::Some(2),
+                    "conditions" => rt::Option::Some(3),
+                    "failed" => rt::Option::Some(4),
+                    "failedIndexes" => rt::Option::Some(5),
+                    "ready" => rt::Option::Some(6),
+                    "startTime" => rt::Option::Some(7),
+                    "succeeded" => rt::Option::Some(8),
+                    "terminating" => rt::Option::Some(9),
+                    "uncountedTerminatedPods" => rt::Option::Some(10),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.active = rt::decode::value(map)?,
+                    1 => self.completed_indexes = rt::decode::value(map)?,
+                    2 => self.completion_time = rt::decode::value(map)?,
+                    3 => self.conditions = rt::decode::value(map)?,
+                    4 => self.failed = rt::decode::value(map)?,
+                    5 => self.failed_indexes = rt::decode::value(map)?,
+                    6 => self.ready = rt::decode::value(map)?,
+                    7 => self.start_time = rt::decode::value(map)?,
+                    8 => self.succeeded = rt::decode::value(map)?,
+                    9 => self.terminating = rt::decode::value(map)?,
+                    10 => self.uncounted_terminated_pods = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::JobTemplateSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::JobTemplateSpec {
+            const NAME: &'static str = "JobTemplateSpec";
+            const KEYS: &'static [&'static str] = &["metadata", "spec"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "metadata" => rt::Option::Some(0),
+                    "spec" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.metadata = rt::decode::value(map)?,
+                    1 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodFailurePolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodFailurePolicy {
+            const NAME: &'static str = "PodFailurePolicy";
+            const KEYS: &'static [&'static str] = &["rules"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "rules" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.rules = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::PodFailurePolicyOnExitCodesRequirement {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodFailurePolicyOnExitCodesRequirement {
+            const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
+            const KEYS: &'static [&'static str] = &[
+                "containerName",
+                "operator",
+                "values",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "containerName" => rt::Option::Some(0),
+                    "operator" => rt::Option::Some(1),
+                    "values" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.container_name = rt::decode::value(map)?,
+                    1 => self.operator = rt::decode::null_default(map)?,
+                    2 => self.values = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::PodFailurePolicyOnPodConditionsPattern {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodFailurePolicyOnPodConditionsPattern {
+            const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
+            const KEYS: &'static [&'static str] = &["status", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "status" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    #[cfg(k8s_since = "1.35")]
+                    0 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.34")]
+                    0 => self.status = rt::decode::null_default(map)?,
+                    1 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodFailurePolicyRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodFailurePolicyRule {
+            const NAME: &'static str = "PodFailurePolicyRule";
+            const KEYS: &'static [&'static str] = &[
+                "action",
+                "onExitCodes",
+                "onPodConditions",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "action" => rt::Option::Some(0),
+                    "onExitCodes" => rt::Option::Some(1),
+                    "onPodConditions" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.action = rt::decode::null_default(map)?,
+                    1 => self.on_exit_codes = rt::decode::value(map)?,
+                    2 => self.on_pod_conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::SuccessPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::SuccessPolicy {
+            const NAME: &'static str = "SuccessPolicy";
+            const KEYS: &'static [&'static str] = &["rules"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "rules" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.rules = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::SuccessPolicyRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::SuccessPolicyRule {
+            const NAME: &'static str = "SuccessPolicyRule";
+            const KEYS: &'static [&'static str] = &[
+                "succeededCount",
+                "succeededIndexes",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "succeededCount" => rt::Option::Some(0),
+                    "succeededIndexes" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.succeeded_count = rt::decode::value(map)?,
+                    1 => self.succeeded_indexes = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::UncountedTerminatedPods {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::UncountedTerminatedPods {
+            const NAME: &'static str = "UncountedTerminatedPods";
+            const KEYS: &'static [&'static str] = &["failed", "succeeded"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "failed" => rt::Option::Some(0),
+                    "succeeded" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.failed = rt::decode::value(map)?,
+                    1 => self.succeeded = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -46,50 +46,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateSigningRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateSigningRequest {
-        const NAME: &'static str = "CertificateSigningRequest";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::certificates::v1::CertificateSigningRequest>
     for CertificateSigningRequest {
         fn from(full: &k8s::api::certificates::v1::CertificateSigningRequest) -> Self {
@@ -265,53 +221,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateSigningRequestCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateSigningRequestCondition {
-        const NAME: &'static str = "CertificateSigningRequestCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "lastUpdateTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "lastUpdateTime" => rt::Option::Some(1),
-                "message" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "type" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.last_update_time = rt::decode::value(map)?,
-                2 => self.message = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::value(map)?,
-                4 => self.status = rt::decode::null_default(map)?,
-                5 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::certificates::v1::CertificateSigningRequestCondition>
     for CertificateSigningRequestCondition {
         fn from(
@@ -431,59 +340,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateSigningRequestSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateSigningRequestSpec {
-        const NAME: &'static str = "CertificateSigningRequestSpec";
-        const KEYS: &'static [&'static str] = &[
-            "expirationSeconds",
-            "extra",
-            "groups",
-            "request",
-            "signerName",
-            "uid",
-            "usages",
-            "username",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expirationSeconds" => rt::Option::Some(0),
-                "extra" => rt::Option::Some(1),
-                "groups" => rt::Option::Some(2),
-                "request" => rt::Option::Some(3),
-                "signerName" => rt::Option::Some(4),
-                "uid" => rt::Option::Some(5),
-                "usages" => rt::Option::Some(6),
-                "username" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expiration_seconds = rt::decode::value(map)?,
-                1 => self.extra = rt::decode::value(map)?,
-                2 => self.groups = rt::decode::value(map)?,
-                3 => self.request = rt::decode::null_default(map)?,
-                4 => self.signer_name = rt::decode::null_default(map)?,
-                5 => self.uid = rt::decode::value(map)?,
-                6 => self.usages = rt::decode::value(map)?,
-                7 => self.username = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::certificates::v1::CertificateSigningRequestSpec>
     for CertificateSigningRequestSpec {
         fn from(
@@ -580,38 +436,6 @@ pub mod v1 {
             &[("certificate", "certificate"), ("conditions", "conditions")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CertificateSigningRequestStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CertificateSigningRequestStatus {
-        const NAME: &'static str = "CertificateSigningRequestStatus";
-        const KEYS: &'static [&'static str] = &["certificate", "conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "certificate" => rt::Option::Some(0),
-                "conditions" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.certificate = rt::decode::value(map)?,
-                1 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::certificates::v1::CertificateSigningRequestStatus>
     for CertificateSigningRequestStatus {
         fn from(
@@ -700,49 +524,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for ClusterTrustBundle {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for ClusterTrustBundle {
-        const NAME: &'static str = "ClusterTrustBundle";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::certificates::v1::ClusterTrustBundle>
@@ -895,40 +676,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for ClusterTrustBundleSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for ClusterTrustBundleSpec {
-        const NAME: &'static str = "ClusterTrustBundleSpec";
-        const KEYS: &'static [&'static str] = &["signerName", "trustBundle"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "signerName" => rt::Option::Some(0),
-                "trustBundle" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.signer_name = rt::decode::value(map)?,
-                1 => self.trust_bundle = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::certificates::v1::ClusterTrustBundleSpec>
     for ClusterTrustBundleSpec {
         fn from(full: &k8s::api::certificates::v1::ClusterTrustBundleSpec) -> Self {
@@ -1020,52 +767,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodCertificateRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodCertificateRequest {
-        const NAME: &'static str = "PodCertificateRequest";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::certificates::v1::PodCertificateRequest>
@@ -1273,67 +974,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodCertificateRequestSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodCertificateRequestSpec {
-        const NAME: &'static str = "PodCertificateRequestSpec";
-        const KEYS: &'static [&'static str] = &[
-            "maxExpirationSeconds",
-            "nodeName",
-            "nodeUID",
-            "podName",
-            "podUID",
-            "serviceAccountName",
-            "serviceAccountUID",
-            "signerName",
-            "stubPKCS10Request",
-            "unverifiedUserAnnotations",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxExpirationSeconds" => rt::Option::Some(0),
-                "nodeName" => rt::Option::Some(1),
-                "nodeUID" => rt::Option::Some(2),
-                "podName" => rt::Option::Some(3),
-                "podUID" => rt::Option::Some(4),
-                "serviceAccountName" => rt::Option::Some(5),
-                "serviceAccountUID" => rt::Option::Some(6),
-                "signerName" => rt::Option::Some(7),
-                "stubPKCS10Request" => rt::Option::Some(8),
-                "unverifiedUserAnnotations" => rt::Option::Some(9),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_expiration_seconds = rt::decode::value(map)?,
-                1 => self.node_name = rt::decode::null_default(map)?,
-                2 => self.node_uid = rt::decode::null_default(map)?,
-                3 => self.pod_name = rt::decode::null_default(map)?,
-                4 => self.pod_uid = rt::decode::null_default(map)?,
-                5 => self.service_account_name = rt::decode::null_default(map)?,
-                6 => self.service_account_uid = rt::decode::null_default(map)?,
-                7 => self.signer_name = rt::decode::null_default(map)?,
-                8 => self.stub_pkc_s10_request = rt::decode::null_default(map)?,
-                9 => self.unverified_user_annotations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::certificates::v1::PodCertificateRequestSpec>
     for PodCertificateRequestSpec {
         fn from(full: &k8s::api::certificates::v1::PodCertificateRequestSpec) -> Self {
@@ -1479,52 +1119,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodCertificateRequestStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodCertificateRequestStatus {
-        const NAME: &'static str = "PodCertificateRequestStatus";
-        const KEYS: &'static [&'static str] = &[
-            "beginRefreshAt",
-            "certificateChain",
-            "conditions",
-            "notAfter",
-            "notBefore",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "beginRefreshAt" => rt::Option::Some(0),
-                "certificateChain" => rt::Option::Some(1),
-                "conditions" => rt::Option::Some(2),
-                "notAfter" => rt::Option::Some(3),
-                "notBefore" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.begin_refresh_at = rt::decode::value(map)?,
-                1 => self.certificate_chain = rt::decode::value(map)?,
-                2 => self.conditions = rt::decode::value(map)?,
-                3 => self.not_after = rt::decode::value(map)?,
-                4 => self.not_before = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::certificates::v1::PodCertificateRequestStatus>
     for PodCertificateRequestStatus {
         fn from(full: &k8s::api::certificates::v1::PodCertificateRequestStatus) -> Self {
@@ -1583,6 +1177,419 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.conditions, state);
             rt::ShareHash::share_hash(&self.not_after, state);
             rt::ShareHash::share_hash(&self.not_before, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::CertificateSigningRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateSigningRequest {
+            const NAME: &'static str = "CertificateSigningRequest";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CertificateSigningRequestCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateSigningRequestCondition {
+            const NAME: &'static str = "CertificateSigningRequestCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "lastUpdateTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "lastUpdateTime" => rt::Option::Some(1),
+                    "message" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "type" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.last_update_time = rt::decode::value(map)?,
+                    2 => self.message = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::null_default(map)?,
+                    5 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CertificateSigningRequestSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateSigningRequestSpec {
+            const NAME: &'static str = "CertificateSigningRequestSpec";
+            const KEYS: &'static [&'static str] = &[
+                "expirationSeconds",
+                "extra",
+                "groups",
+                "request",
+                "signerName",
+                "uid",
+                "usages",
+                "username",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expirationSeconds" => rt::Option::Some(0),
+                    "extra" => rt::Option::Some(1),
+                    "groups" => rt::Option::Some(2),
+                    "request" => rt::Option::Some(3),
+                    "signerName" => rt::Option::Some(4),
+                    "uid" => rt::Option::Some(5),
+                    "usages" => rt::Option::Some(6),
+                    "username" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expiration_seconds = rt::decode::value(map)?,
+                    1 => self.extra = rt::decode::value(map)?,
+                    2 => self.groups = rt::decode::value(map)?,
+                    3 => self.request = rt::decode::null_default(map)?,
+                    4 => self.signer_name = rt::decode::null_default(map)?,
+                    5 => self.uid = rt::decode::value(map)?,
+                    6 => self.usages = rt::decode::value(map)?,
+                    7 => self.username = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CertificateSigningRequestStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CertificateSigningRequestStatus {
+            const NAME: &'static str = "CertificateSigningRequestStatus";
+            const KEYS: &'static [&'static str] = &["certificate", "conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "certificate" => rt::Option::Some(0),
+                    "conditions" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.certificate = rt::decode::value(map)?,
+                    1 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ClusterTrustBundle {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::ClusterTrustBundle {
+            const NAME: &'static str = "ClusterTrustBundle";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ClusterTrustBundleSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::ClusterTrustBundleSpec {
+            const NAME: &'static str = "ClusterTrustBundleSpec";
+            const KEYS: &'static [&'static str] = &["signerName", "trustBundle"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "signerName" => rt::Option::Some(0),
+                    "trustBundle" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.signer_name = rt::decode::value(map)?,
+                    1 => self.trust_bundle = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodCertificateRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodCertificateRequest {
+            const NAME: &'static str = "PodCertificateRequest";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodCertificateRequestSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodCertificateRequestSpec {
+            const NAME: &'static str = "PodCertificateRequestSpec";
+            const KEYS: &'static [&'static str] = &[
+                "maxExpirationSeconds",
+                "nodeName",
+                "nodeUID",
+                "podName",
+                "podUID",
+                "serviceAccountName",
+                "serviceAccountUID",
+                "signerName",
+                "stubPKCS10Request",
+                "unverifiedUserAnnotations",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxExpirationSeconds" => rt::Option::Some(0),
+                    "nodeName" => rt::Option::Some(1),
+                    "nodeUID" => rt::Option::Some(2),
+                    "podName" => rt::Option::Some(3),
+                    "podUID" => rt::Option::Some(4),
+                    "serviceAccountName" => rt::Option::Some(5),
+                    "serviceAccountUID" => rt::Option::Some(6),
+                    "signerName" => rt::Option::Some(7),
+                    "stubPKCS10Request" => rt::Option::Some(8),
+                    "unverifiedUserAnnotations" => rt::Option::Some(9),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_expiration_seconds = rt::decode::value(map)?,
+                    1 => self.node_name = rt::decode::null_default(map)?,
+                    2 => self.node_uid = rt::decode::null_default(map)?,
+                    3 => self.pod_name = rt::decode::null_default(map)?,
+                    4 => self.pod_uid = rt::decode::null_default(map)?,
+                    5 => self.service_account_name = rt::decode::null_default(map)?,
+                    6 => self.service_account_uid = rt::decode::null_default(map)?,
+                    7 => self.signer_name = rt::decode::null_default(map)?,
+                    8 => self.stub_pkc_s10_request = rt::decode::null_default(map)?,
+                    9 => self.unverified_user_annotations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodCertificateRequestStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodCertificateRequestStatus {
+            const NAME: &'static str = "PodCertificateRequestStatus";
+            const KEYS: &'static [&'static str] = &[
+                "beginRefreshAt",
+                "certificateChain",
+                "conditions",
+                "notAfter",
+                "notBefore",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "beginRefreshAt" => rt::Option::Some(0),
+                    "certificateChain" => rt::Option::Some(1),
+                    "conditions" => rt::Option::Some(2),
+                    "notAfter" => rt::Option::Some(3),
+                    "notBefore" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.begin_refresh_at = rt::decode::value(map)?,
+                    1 => self.certificate_chain = rt::decode::value(map)?,
+                    2 => self.conditions = rt::decode::value(map)?,
+                    3 => self.not_after = rt::decode::value(map)?,
+                    4 => self.not_before = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

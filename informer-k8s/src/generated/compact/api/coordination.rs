@@ -40,47 +40,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Lease {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Lease {
-        const NAME: &'static str = "Lease";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::coordination::v1::Lease> for Lease {
         fn from(full: &k8s::api::coordination::v1::Lease) -> Self {
             Lease {
@@ -253,56 +212,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for LeaseSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for LeaseSpec {
-        const NAME: &'static str = "LeaseSpec";
-        const KEYS: &'static [&'static str] = &[
-            "acquireTime",
-            "holderIdentity",
-            "leaseDurationSeconds",
-            "leaseTransitions",
-            "preferredHolder",
-            "renewTime",
-            "strategy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "acquireTime" => rt::Option::Some(0),
-                "holderIdentity" => rt::Option::Some(1),
-                "leaseDurationSeconds" => rt::Option::Some(2),
-                "leaseTransitions" => rt::Option::Some(3),
-                "preferredHolder" => rt::Option::Some(4),
-                "renewTime" => rt::Option::Some(5),
-                "strategy" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.acquire_time = rt::decode::value(map)?,
-                1 => self.holder_identity = rt::decode::value(map)?,
-                2 => self.lease_duration_seconds = rt::decode::value(map)?,
-                3 => self.lease_transitions = rt::decode::value(map)?,
-                4 => self.preferred_holder = rt::decode::value(map)?,
-                5 => self.renew_time = rt::decode::value(map)?,
-                6 => self.strategy = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::coordination::v1::LeaseSpec> for LeaseSpec {
         fn from(full: &k8s::api::coordination::v1::LeaseSpec) -> Self {
             LeaseSpec {
@@ -351,6 +260,102 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.preferred_holder, state);
             rt::ShareHash::share_hash(&self.renew_time, state);
             rt::ShareHash::share_hash(&self.strategy, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Lease {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Lease {
+            const NAME: &'static str = "Lease";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::LeaseSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::LeaseSpec {
+            const NAME: &'static str = "LeaseSpec";
+            const KEYS: &'static [&'static str] = &[
+                "acquireTime",
+                "holderIdentity",
+                "leaseDurationSeconds",
+                "leaseTransitions",
+                "preferredHolder",
+                "renewTime",
+                "strategy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "acquireTime" => rt::Option::Some(0),
+                    "holderIdentity" => rt::Option::Some(1),
+                    "leaseDurationSeconds" => rt::Option::Some(2),
+                    "leaseTransitions" => rt::Option::Some(3),
+                    "preferredHolder" => rt::Option::Some(4),
+                    "renewTime" => rt::Option::Some(5),
+                    "strategy" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.acquire_time = rt::decode::value(map)?,
+                    1 => self.holder_identity = rt::decode::value(map)?,
+                    2 => self.lease_duration_seconds = rt::decode::value(map)?,
+                    3 => self.lease_transitions = rt::decode::value(map)?,
+                    4 => self.preferred_holder = rt::decode::value(map)?,
+                    5 => self.renew_time = rt::decode::value(map)?,
+                    6 => self.strategy = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }
@@ -404,50 +409,6 @@ pub mod v1beta1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for LeaseCandidate {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for LeaseCandidate {
-        const NAME: &'static str = "LeaseCandidate";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::coordination::v1beta1::LeaseCandidate> for LeaseCandidate {
         fn from(full: &k8s::api::coordination::v1beta1::LeaseCandidate) -> Self {
@@ -621,53 +582,6 @@ pub mod v1beta1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for LeaseCandidateSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for LeaseCandidateSpec {
-        const NAME: &'static str = "LeaseCandidateSpec";
-        const KEYS: &'static [&'static str] = &[
-            "binaryVersion",
-            "emulationVersion",
-            "leaseName",
-            "pingTime",
-            "renewTime",
-            "strategy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "binaryVersion" => rt::Option::Some(0),
-                "emulationVersion" => rt::Option::Some(1),
-                "leaseName" => rt::Option::Some(2),
-                "pingTime" => rt::Option::Some(3),
-                "renewTime" => rt::Option::Some(4),
-                "strategy" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.binary_version = rt::decode::null_default(map)?,
-                1 => self.emulation_version = rt::decode::value(map)?,
-                2 => self.lease_name = rt::decode::null_default(map)?,
-                3 => self.ping_time = rt::decode::value(map)?,
-                4 => self.renew_time = rt::decode::value(map)?,
-                5 => self.strategy = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::coordination::v1beta1::LeaseCandidateSpec>
     for LeaseCandidateSpec {
         fn from(full: &k8s::api::coordination::v1beta1::LeaseCandidateSpec) -> Self {
@@ -724,6 +638,102 @@ pub mod v1beta1 {
             rt::ShareHash::share_hash(&self.ping_time, state);
             rt::ShareHash::share_hash(&self.renew_time, state);
             rt::ShareHash::share_hash(&self.strategy, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::LeaseCandidate {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::LeaseCandidate {
+            const NAME: &'static str = "LeaseCandidate";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::LeaseCandidateSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::LeaseCandidateSpec {
+            const NAME: &'static str = "LeaseCandidateSpec";
+            const KEYS: &'static [&'static str] = &[
+                "binaryVersion",
+                "emulationVersion",
+                "leaseName",
+                "pingTime",
+                "renewTime",
+                "strategy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "binaryVersion" => rt::Option::Some(0),
+                    "emulationVersion" => rt::Option::Some(1),
+                    "leaseName" => rt::Option::Some(2),
+                    "pingTime" => rt::Option::Some(3),
+                    "renewTime" => rt::Option::Some(4),
+                    "strategy" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.binary_version = rt::decode::null_default(map)?,
+                    1 => self.emulation_version = rt::decode::value(map)?,
+                    2 => self.lease_name = rt::decode::null_default(map)?,
+                    3 => self.ping_time = rt::decode::value(map)?,
+                    4 => self.renew_time = rt::decode::value(map)?,
+                    5 => self.strategy = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -76,59 +76,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Endpoint {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Endpoint {
-        const NAME: &'static str = "Endpoint";
-        const KEYS: &'static [&'static str] = &[
-            "addresses",
-            "conditions",
-            "deprecatedTopology",
-            "hints",
-            "hostname",
-            "nodeName",
-            "targetRef",
-            "zone",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "addresses" => rt::Option::Some(0),
-                "conditions" => rt::Option::Some(1),
-                "deprecatedTopology" => rt::Option::Some(2),
-                "hints" => rt::Option::Some(3),
-                "hostname" => rt::Option::Some(4),
-                "nodeName" => rt::Option::Some(5),
-                "targetRef" => rt::Option::Some(6),
-                "zone" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.addresses = rt::decode::null_default(map)?,
-                1 => self.conditions = rt::decode::value(map)?,
-                2 => self.deprecated_topology = rt::decode::value(map)?,
-                3 => self.hints = rt::decode::value(map)?,
-                4 => self.hostname = rt::decode::value(map)?,
-                5 => self.node_name = rt::decode::value(map)?,
-                6 => self.target_ref = rt::decode::value(map)?,
-                7 => self.zone = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::discovery::v1::Endpoint> for Endpoint {
         fn from(full: &k8s::api::discovery::v1::Endpoint) -> Self {
             Endpoint {
@@ -215,40 +162,6 @@ pub mod v1 {
             &[("ready", "ready"), ("serving", "serving"), ("terminating", "terminating")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for EndpointConditions {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for EndpointConditions {
-        const NAME: &'static str = "EndpointConditions";
-        const KEYS: &'static [&'static str] = &["ready", "serving", "terminating"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "ready" => rt::Option::Some(0),
-                "serving" => rt::Option::Some(1),
-                "terminating" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ready = rt::decode::value(map)?,
-                1 => self.serving = rt::decode::value(map)?,
-                2 => self.terminating = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::discovery::v1::EndpointConditions> for EndpointConditions {
         fn from(full: &k8s::api::discovery::v1::EndpointConditions) -> Self {
             EndpointConditions {
@@ -318,38 +231,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("for_nodes", "forNodes"), ("for_zones", "forZones")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for EndpointHints {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for EndpointHints {
-        const NAME: &'static str = "EndpointHints";
-        const KEYS: &'static [&'static str] = &["forNodes", "forZones"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "forNodes" => rt::Option::Some(0),
-                "forZones" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.for_nodes = rt::decode::value(map)?,
-                1 => self.for_zones = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::discovery::v1::EndpointHints> for EndpointHints {
         fn from(full: &k8s::api::discovery::v1::EndpointHints) -> Self {
@@ -434,47 +315,6 @@ pub mod v1 {
                 ("protocol", "protocol"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for EndpointPort {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for EndpointPort {
-        const NAME: &'static str = "EndpointPort";
-        const KEYS: &'static [&'static str] = &[
-            "appProtocol",
-            "name",
-            "port",
-            "protocol",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "appProtocol" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "port" => rt::Option::Some(2),
-                "protocol" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.app_protocol = rt::decode::value(map)?,
-                1 => self.name = rt::decode::value(map)?,
-                2 => self.port = rt::decode::value(map)?,
-                3 => self.protocol = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::discovery::v1::EndpointPort> for EndpointPort {
         fn from(full: &k8s::api::discovery::v1::EndpointPort) -> Self {
@@ -571,56 +411,6 @@ pub mod v1 {
                 ("ports", "ports"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for EndpointSlice {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for EndpointSlice {
-        const NAME: &'static str = "EndpointSlice";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "addressType",
-            "endpoints",
-            "metadata",
-            "ports",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "addressType" => rt::Option::Some(2),
-                "endpoints" => rt::Option::Some(3),
-                "metadata" => rt::Option::Some(4),
-                "ports" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.address_type = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.endpoints = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.endpoints = rt::decode::null_default(map)?,
-                4 => self.metadata = rt::decode::null_default(map)?,
-                5 => self.ports = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::discovery::v1::EndpointSlice> for EndpointSlice {
         fn from(full: &k8s::api::discovery::v1::EndpointSlice) -> Self {
@@ -748,36 +538,6 @@ pub mod v1 {
     impl rt::ProjectionSource for ForNode {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for ForNode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ForNode {
-        const NAME: &'static str = "ForNode";
-        const KEYS: &'static [&'static str] = &["name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::discovery::v1::ForNode> for ForNode {
         fn from(full: &k8s::api::discovery::v1::ForNode) -> Self {
             ForNode {
@@ -827,36 +587,6 @@ pub mod v1 {
     impl rt::ProjectionSource for ForZone {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for ForZone {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ForZone {
-        const NAME: &'static str = "ForZone";
-        const KEYS: &'static [&'static str] = &["name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::discovery::v1::ForZone> for ForZone {
         fn from(full: &k8s::api::discovery::v1::ForZone) -> Self {
             ForZone {
@@ -887,6 +617,281 @@ pub mod v1 {
     impl rt::ShareHash for ForZone {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.name, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Endpoint {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Endpoint {
+            const NAME: &'static str = "Endpoint";
+            const KEYS: &'static [&'static str] = &[
+                "addresses",
+                "conditions",
+                "deprecatedTopology",
+                "hints",
+                "hostname",
+                "nodeName",
+                "targetRef",
+                "zone",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "addresses" => rt::Option::Some(0),
+                    "conditions" => rt::Option::Some(1),
+                    "deprecatedTopology" => rt::Option::Some(2),
+                    "hints" => rt::Option::Some(3),
+                    "hostname" => rt::Option::Some(4),
+                    "nodeName" => rt::Option::Some(5),
+                    "targetRef" => rt::Option::Some(6),
+                    "zone" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.addresses = rt::decode::null_default(map)?,
+                    1 => self.conditions = rt::decode::value(map)?,
+                    2 => self.deprecated_topology = rt::decode::value(map)?,
+                    3 => self.hints = rt::decode::value(map)?,
+                    4 => self.hostname = rt::decode::value(map)?,
+                    5 => self.node_name = rt::decode::value(map)?,
+                    6 => self.target_ref = rt::decode::value(map)?,
+                    7 => self.zone = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::EndpointConditions {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::EndpointConditions {
+            const NAME: &'static str = "EndpointConditions";
+            const KEYS: &'static [&'static str] = &["ready", "serving", "terminating"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "ready" => rt::Option::Some(0),
+                    "serving" => rt::Option::Some(1),
+                    "terminating" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ready = rt::decode::value(map)?,
+                    1 => self.serving = rt::decode::value(map)?,
+                    2 => self.terminating = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::EndpointHints {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::EndpointHints {
+            const NAME: &'static str = "EndpointHints";
+            const KEYS: &'static [&'static str] = &["forNodes", "forZones"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "forNodes" => rt::Option::Some(0),
+                    "forZones" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.for_nodes = rt::decode::value(map)?,
+                    1 => self.for_zones = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::EndpointPort {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::EndpointPort {
+            const NAME: &'static str = "EndpointPort";
+            const KEYS: &'static [&'static str] = &[
+                "appProtocol",
+                "name",
+                "port",
+                "protocol",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "appProtocol" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "port" => rt::Option::Some(2),
+                    "protocol" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.app_protocol = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::value(map)?,
+                    2 => self.port = rt::decode::value(map)?,
+                    3 => self.protocol = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::EndpointSlice {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::EndpointSlice {
+            const NAME: &'static str = "EndpointSlice";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "addressType",
+                "endpoints",
+                "metadata",
+                "ports",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "addressType" => rt::Option::Some(2),
+                    "endpoints" => rt::Option::Some(3),
+                    "metadata" => rt::Option::Some(4),
+                    "ports" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.address_type = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.endpoints = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.endpoints = rt::decode::null_default(map)?,
+                    4 => self.metadata = rt::decode::null_default(map)?,
+                    5 => self.ports = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ForNode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ForNode {
+            const NAME: &'static str = "ForNode";
+            const KEYS: &'static [&'static str] = &["name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ForZone {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ForZone {
+            const NAME: &'static str = "ForZone";
+            const KEYS: &'static [&'static str] = &["name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

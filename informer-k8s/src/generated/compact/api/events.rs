@@ -138,86 +138,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Event {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Event {
-        const NAME: &'static str = "Event";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "action",
-            "deprecatedCount",
-            "deprecatedFirstTimestamp",
-            "deprecatedLastTimestamp",
-            "deprecatedSource",
-            "eventTime",
-            "metadata",
-            "note",
-            "reason",
-            "regarding",
-            "related",
-            "reportingController",
-            "reportingInstance",
-            "series",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "action" => rt::Option::Some(2),
-                "deprecatedCount" => rt::Option::Some(3),
-                "deprecatedFirstTimestamp" => rt::Option::Some(4),
-                "deprecatedLastTimestamp" => rt::Option::Some(5),
-                "deprecatedSource" => rt::Option::Some(6),
-                "eventTime" => rt::Option::Some(7),
-                "metadata" => rt::Option::Some(8),
-                "note" => rt::Option::Some(9),
-                "reason" => rt::Option::Some(10),
-                "regarding" => rt::Option::Some(11),
-                "related" => rt::Option::Some(12),
-                "reportingController" => rt::Option::Some(13),
-                "reportingInstance" => rt::Option::Some(14),
-                "series" => rt::Option::Some(15),
-                "type" => rt::Option::Some(16),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.action = rt::decode::value(map)?,
-                3 => self.deprecated_count = rt::decode::value(map)?,
-                4 => self.deprecated_first_timestamp = rt::decode::value(map)?,
-                5 => self.deprecated_last_timestamp = rt::decode::value(map)?,
-                6 => self.deprecated_source = rt::decode::value(map)?,
-                7 => self.event_time = rt::decode::value(map)?,
-                8 => self.metadata = rt::decode::null_default(map)?,
-                9 => self.note = rt::decode::value(map)?,
-                10 => self.reason = rt::decode::value(map)?,
-                11 => self.regarding = rt::decode::value(map)?,
-                12 => self.related = rt::decode::value(map)?,
-                13 => self.reporting_controller = rt::decode::value(map)?,
-                14 => self.reporting_instance = rt::decode::value(map)?,
-                15 => self.series = rt::decode::value(map)?,
-                16 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::events::v1::Event> for Event {
         fn from(full: &k8s::api::events::v1::Event) -> Self {
             Event {
@@ -408,6 +328,91 @@ pub mod v1 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.count, state);
             rt::ShareHash::share_hash(&self.last_observed_time, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Event {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Event {
+            const NAME: &'static str = "Event";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "action",
+                "deprecatedCount",
+                "deprecatedFirstTimestamp",
+                "deprecatedLastTimestamp",
+                "deprecatedSource",
+                "eventTime",
+                "metadata",
+                "note",
+                "reason",
+                "regarding",
+                "related",
+                "reportingController",
+                "reportingInstance",
+                "series",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "action" => rt::Option::Some(2),
+                    "deprecatedCount" => rt::Option::Some(3),
+                    "deprecatedFirstTimestamp" => rt::Option::Some(4),
+                    "deprecatedLastTimestamp" => rt::Option::Some(5),
+                    "deprecatedSource" => rt::Option::Some(6),
+                    "eventTime" => rt::Option::Some(7),
+                    "metadata" => rt::Option::Some(8),
+                    "note" => rt::Option::Some(9),
+                    "reason" => rt::Option::Some(10),
+                    "regarding" => rt::Option::Some(11),
+                    "related" => rt::Option::Some(12),
+                    "reportingController" => rt::Option::Some(13),
+                    "reportingInstance" => rt::Option::Some(14),
+                    "series" => rt::Option::Some(15),
+                    "type" => rt::Option::Some(16),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.action = rt::decode::value(map)?,
+                    3 => self.deprecated_count = rt::decode::value(map)?,
+                    4 => self.deprecated_first_timestamp = rt::decode::value(map)?,
+                    5 => self.deprecated_last_timestamp = rt::decode::value(map)?,
+                    6 => self.deprecated_source = rt::decode::value(map)?,
+                    7 => self.event_time = rt::decode::value(map)?,
+                    8 => self.metadata = rt::decode::null_default(map)?,
+                    9 => self.note = rt::decode::value(map)?,
+                    10 => self.reason = rt::decode::value(map)?,
+                    11 => self.regarding = rt::decode::value(map)?,
+                    12 => self.related = rt::decode::value(map)?,
+                    13 => self.reporting_controller = rt::decode::value(map)?,
+                    14 => self.reporting_instance = rt::decode::value(map)?,
+                    15 => self.series = rt::decode::value(map)?,
+                    16 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -38,41 +38,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ExemptPriorityLevelConfiguration {
-        const NAME: &'static str = "ExemptPriorityLevelConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "lendablePercent",
-            "nominalConcurrencyShares",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lendablePercent" => rt::Option::Some(0),
-                "nominalConcurrencyShares" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.lendable_percent = rt::decode::value(map)?,
-                1 => self.nominal_concurrency_shares = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::ExemptPriorityLevelConfiguration>
     for ExemptPriorityLevelConfiguration {
         fn from(
@@ -139,36 +104,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for FlowDistinguisherMethod {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("type_", "type")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for FlowDistinguisherMethod {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for FlowDistinguisherMethod {
-        const NAME: &'static str = "FlowDistinguisherMethod";
-        const KEYS: &'static [&'static str] = &["type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "type" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowDistinguisherMethod>
     for FlowDistinguisherMethod {
@@ -257,53 +192,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for FlowSchema {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for FlowSchema {
-        const NAME: &'static str = "FlowSchema";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchema> for FlowSchema {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchema) -> Self {
@@ -467,53 +355,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for FlowSchemaCondition {
-        const NAME: &'static str = "FlowSchemaCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "reason" => rt::Option::Some(2),
-                "status" => rt::Option::Some(3),
-                "type" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.reason = rt::decode::value(map)?,
-                3 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.type_ = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaCondition>
     for FlowSchemaCondition {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchemaCondition) -> Self {
@@ -620,47 +461,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for FlowSchemaSpec {
-        const NAME: &'static str = "FlowSchemaSpec";
-        const KEYS: &'static [&'static str] = &[
-            "distinguisherMethod",
-            "matchingPrecedence",
-            "priorityLevelConfiguration",
-            "rules",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "distinguisherMethod" => rt::Option::Some(0),
-                "matchingPrecedence" => rt::Option::Some(1),
-                "priorityLevelConfiguration" => rt::Option::Some(2),
-                "rules" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.distinguisher_method = rt::decode::value(map)?,
-                1 => self.matching_precedence = rt::decode::value(map)?,
-                2 => self.priority_level_configuration = rt::decode::null_default(map)?,
-                3 => self.rules = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaSpec> for FlowSchemaSpec {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchemaSpec) -> Self {
             FlowSchemaSpec {
@@ -731,36 +531,6 @@ pub mod v1 {
             &[("conditions", "conditions")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for FlowSchemaStatus {
-        const NAME: &'static str = "FlowSchemaStatus";
-        const KEYS: &'static [&'static str] = &["conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaStatus> for FlowSchemaStatus {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchemaStatus) -> Self {
             FlowSchemaStatus {
@@ -810,36 +580,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GroupSubject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for GroupSubject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for GroupSubject {
-        const NAME: &'static str = "GroupSubject";
-        const KEYS: &'static [&'static str] = &["name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::GroupSubject> for GroupSubject {
         fn from(full: &k8s::api::flowcontrol::v1::GroupSubject) -> Self {
@@ -898,38 +638,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("queuing", "queuing"), ("type_", "type")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for LimitResponse {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for LimitResponse {
-        const NAME: &'static str = "LimitResponse";
-        const KEYS: &'static [&'static str] = &["queuing", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "queuing" => rt::Option::Some(0),
-                "type" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.queuing = rt::decode::value(map)?,
-                1 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::LimitResponse> for LimitResponse {
         fn from(full: &k8s::api::flowcontrol::v1::LimitResponse) -> Self {
@@ -1026,50 +734,6 @@ pub mod v1 {
                 ("nominal_concurrency_shares", "nominalConcurrencyShares"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for LimitedPriorityLevelConfiguration {
-        const NAME: &'static str = "LimitedPriorityLevelConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "borrowingLimitPercent",
-            "lendablePercent",
-            "limitResponse",
-            "nominalConcurrencyShares",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "borrowingLimitPercent" => rt::Option::Some(0),
-                "lendablePercent" => rt::Option::Some(1),
-                "limitResponse" => rt::Option::Some(2),
-                "nominalConcurrencyShares" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.borrowing_limit_percent = rt::decode::value(map)?,
-                1 => self.lendable_percent = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                2 => self.limit_response = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                2 => self.limit_response = rt::decode::value(map)?,
-                3 => self.nominal_concurrency_shares = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::LimitedPriorityLevelConfiguration>
     for LimitedPriorityLevelConfiguration {
@@ -1172,38 +836,6 @@ pub mod v1 {
             &[("non_resource_urls", "nonResourceURLs"), ("verbs", "verbs")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for NonResourcePolicyRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NonResourcePolicyRule {
-        const NAME: &'static str = "NonResourcePolicyRule";
-        const KEYS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "nonResourceURLs" => rt::Option::Some(0),
-                "verbs" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.non_resource_urls = rt::decode::null_default(map)?,
-                1 => self.verbs = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::NonResourcePolicyRule>
     for NonResourcePolicyRule {
         fn from(full: &k8s::api::flowcontrol::v1::NonResourcePolicyRule) -> Self {
@@ -1284,44 +916,6 @@ pub mod v1 {
                 ("subjects", "subjects"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PolicyRulesWithSubjects {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PolicyRulesWithSubjects {
-        const NAME: &'static str = "PolicyRulesWithSubjects";
-        const KEYS: &'static [&'static str] = &[
-            "nonResourceRules",
-            "resourceRules",
-            "subjects",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "nonResourceRules" => rt::Option::Some(0),
-                "resourceRules" => rt::Option::Some(1),
-                "subjects" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.non_resource_rules = rt::decode::value(map)?,
-                1 => self.resource_rules = rt::decode::value(map)?,
-                2 => self.subjects = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PolicyRulesWithSubjects>
     for PolicyRulesWithSubjects {
@@ -1426,53 +1020,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityLevelConfiguration {
-        const NAME: &'static str = "PriorityLevelConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfiguration>
     for PriorityLevelConfiguration {
@@ -1655,53 +1202,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityLevelConfigurationCondition {
-        const NAME: &'static str = "PriorityLevelConfigurationCondition";
-        const KEYS: &'static [&'static str] = &[
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "lastTransitionTime" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "reason" => rt::Option::Some(2),
-                "status" => rt::Option::Some(3),
-                "type" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.last_transition_time = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.reason = rt::decode::value(map)?,
-                3 => self.status = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.type_ = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.36")]
-                4 => self.type_ = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationCondition>
     for PriorityLevelConfigurationCondition {
         fn from(
@@ -1786,36 +1286,6 @@ pub mod v1 {
     impl rt::ProjectionSource for PriorityLevelConfigurationReference {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityLevelConfigurationReference {
-        const NAME: &'static str = "PriorityLevelConfigurationReference";
-        const KEYS: &'static [&'static str] = &["name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationReference>
     for PriorityLevelConfigurationReference {
         fn from(
@@ -1892,40 +1362,6 @@ pub mod v1 {
             &[("exempt", "exempt"), ("limited", "limited"), ("type_", "type")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityLevelConfigurationSpec {
-        const NAME: &'static str = "PriorityLevelConfigurationSpec";
-        const KEYS: &'static [&'static str] = &["exempt", "limited", "type"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "exempt" => rt::Option::Some(0),
-                "limited" => rt::Option::Some(1),
-                "type" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.exempt = rt::decode::value(map)?,
-                1 => self.limited = rt::decode::value(map)?,
-                2 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationSpec>
     for PriorityLevelConfigurationSpec {
         fn from(
@@ -1999,36 +1435,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityLevelConfigurationStatus {
-        const NAME: &'static str = "PriorityLevelConfigurationStatus";
-        const KEYS: &'static [&'static str] = &["conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationStatus>
     for PriorityLevelConfigurationStatus {
@@ -2113,44 +1519,6 @@ pub mod v1 {
                 ("queues", "queues"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for QueuingConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for QueuingConfiguration {
-        const NAME: &'static str = "QueuingConfiguration";
-        const KEYS: &'static [&'static str] = &[
-            "handSize",
-            "queueLengthLimit",
-            "queues",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "handSize" => rt::Option::Some(0),
-                "queueLengthLimit" => rt::Option::Some(1),
-                "queues" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.hand_size = rt::decode::value(map)?,
-                1 => self.queue_length_limit = rt::decode::value(map)?,
-                2 => self.queues = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::QueuingConfiguration>
     for QueuingConfiguration {
@@ -2244,50 +1612,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ResourcePolicyRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ResourcePolicyRule {
-        const NAME: &'static str = "ResourcePolicyRule";
-        const KEYS: &'static [&'static str] = &[
-            "apiGroups",
-            "clusterScope",
-            "namespaces",
-            "resources",
-            "verbs",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroups" => rt::Option::Some(0),
-                "clusterScope" => rt::Option::Some(1),
-                "namespaces" => rt::Option::Some(2),
-                "resources" => rt::Option::Some(3),
-                "verbs" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_groups = rt::decode::null_default(map)?,
-                1 => self.cluster_scope = rt::decode::value(map)?,
-                2 => self.namespaces = rt::decode::value(map)?,
-                3 => self.resources = rt::decode::null_default(map)?,
-                4 => self.verbs = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::ResourcePolicyRule>
     for ResourcePolicyRule {
         fn from(full: &k8s::api::flowcontrol::v1::ResourcePolicyRule) -> Self {
@@ -2362,38 +1686,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("namespace", "namespace")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceAccountSubject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceAccountSubject {
-        const NAME: &'static str = "ServiceAccountSubject";
-        const KEYS: &'static [&'static str] = &["name", "namespace"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "namespace" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.namespace = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::ServiceAccountSubject>
     for ServiceAccountSubject {
@@ -2476,47 +1768,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Subject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Subject {
-        const NAME: &'static str = "Subject";
-        const KEYS: &'static [&'static str] = &[
-            "group",
-            "kind",
-            "serviceAccount",
-            "user",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "group" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "serviceAccount" => rt::Option::Some(2),
-                "user" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.group = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.service_account = rt::decode::value(map)?,
-                3 => self.user = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::Subject> for Subject {
         fn from(full: &k8s::api::flowcontrol::v1::Subject) -> Self {
             Subject {
@@ -2575,36 +1826,6 @@ pub mod v1 {
     impl rt::ProjectionSource for UserSubject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for UserSubject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for UserSubject {
-        const NAME: &'static str = "UserSubject";
-        const KEYS: &'static [&'static str] = &["name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::flowcontrol::v1::UserSubject> for UserSubject {
         fn from(full: &k8s::api::flowcontrol::v1::UserSubject) -> Self {
             UserSubject {
@@ -2635,6 +1856,799 @@ pub mod v1 {
     impl rt::ShareHash for UserSubject {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.name, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::ExemptPriorityLevelConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ExemptPriorityLevelConfiguration {
+            const NAME: &'static str = "ExemptPriorityLevelConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "lendablePercent",
+                "nominalConcurrencyShares",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lendablePercent" => rt::Option::Some(0),
+                    "nominalConcurrencyShares" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.lendable_percent = rt::decode::value(map)?,
+                    1 => self.nominal_concurrency_shares = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::FlowDistinguisherMethod {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::FlowDistinguisherMethod {
+            const NAME: &'static str = "FlowDistinguisherMethod";
+            const KEYS: &'static [&'static str] = &["type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "type" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::FlowSchema {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::FlowSchema {
+            const NAME: &'static str = "FlowSchema";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::FlowSchemaCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::FlowSchemaCondition {
+            const NAME: &'static str = "FlowSchemaCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "reason" => rt::Option::Some(2),
+                    "status" => rt::Option::Some(3),
+                    "type" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.reason = rt::decode::value(map)?,
+                    3 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.type_ = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::FlowSchemaSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::FlowSchemaSpec {
+            const NAME: &'static str = "FlowSchemaSpec";
+            const KEYS: &'static [&'static str] = &[
+                "distinguisherMethod",
+                "matchingPrecedence",
+                "priorityLevelConfiguration",
+                "rules",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "distinguisherMethod" => rt::Option::Some(0),
+                    "matchingPrecedence" => rt::Option::Some(1),
+                    "priorityLevelConfiguration" => rt::Option::Some(2),
+                    "rules" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.distinguisher_method = rt::decode::value(map)?,
+                    1 => self.matching_precedence = rt::decode::value(map)?,
+                    2 => {
+                        self.priority_level_configuration = rt::decode::null_default(
+                            map,
+                        )?;
+                    }
+                    3 => self.rules = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::FlowSchemaStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::FlowSchemaStatus {
+            const NAME: &'static str = "FlowSchemaStatus";
+            const KEYS: &'static [&'static str] = &["conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::GroupSubject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::GroupSubject {
+            const NAME: &'static str = "GroupSubject";
+            const KEYS: &'static [&'static str] = &["name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::LimitResponse {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::LimitResponse {
+            const NAME: &'static str = "LimitResponse";
+            const KEYS: &'static [&'static str] = &["queuing", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "queuing" => rt::Option::Some(0),
+                    "type" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.queuing = rt::decode::value(map)?,
+                    1 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::LimitedPriorityLevelConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::LimitedPriorityLevelConfiguration {
+            const NAME: &'static str = "LimitedPriorityLevelConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "borrowingLimitPercent",
+                "lendablePercent",
+                "limitResponse",
+                "nominalConcurrencyShares",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "borrowingLimitPercent" => rt::Option::Some(0),
+                    "lendablePercent" => rt::Option::Some(1),
+                    "limitResponse" => rt::Option::Some(2),
+                    "nominalConcurrencyShares" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.borrowing_limit_percent = rt::decode::value(map)?,
+                    1 => self.lendable_percent = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    2 => self.limit_response = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    2 => self.limit_response = rt::decode::value(map)?,
+                    3 => self.nominal_concurrency_shares = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NonResourcePolicyRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NonResourcePolicyRule {
+            const NAME: &'static str = "NonResourcePolicyRule";
+            const KEYS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "nonResourceURLs" => rt::Option::Some(0),
+                    "verbs" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.non_resource_urls = rt::decode::null_default(map)?,
+                    1 => self.verbs = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PolicyRulesWithSubjects {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PolicyRulesWithSubjects {
+            const NAME: &'static str = "PolicyRulesWithSubjects";
+            const KEYS: &'static [&'static str] = &[
+                "nonResourceRules",
+                "resourceRules",
+                "subjects",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "nonResourceRules" => rt::Option::Some(0),
+                    "resourceRules" => rt::Option::Some(1),
+                    "subjects" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.non_resource_rules = rt::decode::value(map)?,
+                    1 => self.resource_rules = rt::decode::value(map)?,
+                    2 => self.subjects = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PriorityLevelConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityLevelConfiguration {
+            const NAME: &'static str = "PriorityLevelConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::PriorityLevelConfigurationCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityLevelConfigurationCondition {
+            const NAME: &'static str = "PriorityLevelConfigurationCondition";
+            const KEYS: &'static [&'static str] = &[
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "lastTransitionTime" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "reason" => rt::Option::Some(2),
+                    "status" => rt::Option::Some(3),
+                    "type" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.last_transition_time = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.reason = rt::decode::value(map)?,
+                    3 => self.status = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.type_ = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.36")]
+                    4 => self.type_ = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::PriorityLevelConfigurationReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityLevelConfigurationReference {
+            const NAME: &'static str = "PriorityLevelConfigurationReference";
+            const KEYS: &'static [&'static str] = &["name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PriorityLevelConfigurationSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityLevelConfigurationSpec {
+            const NAME: &'static str = "PriorityLevelConfigurationSpec";
+            const KEYS: &'static [&'static str] = &["exempt", "limited", "type"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "exempt" => rt::Option::Some(0),
+                    "limited" => rt::Option::Some(1),
+                    "type" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.exempt = rt::decode::value(map)?,
+                    1 => self.limited = rt::decode::value(map)?,
+                    2 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::PriorityLevelConfigurationStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityLevelConfigurationStatus {
+            const NAME: &'static str = "PriorityLevelConfigurationStatus";
+            const KEYS: &'static [&'static str] = &["conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::QueuingConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::QueuingConfiguration {
+            const NAME: &'static str = "QueuingConfiguration";
+            const KEYS: &'static [&'static str] = &[
+                "handSize",
+                "queueLengthLimit",
+                "queues",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "handSize" => rt::Option::Some(0),
+                    "queueLengthLimit" => rt::Option::Some(1),
+                    "queues" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.hand_size = rt::decode::value(map)?,
+                    1 => self.queue_length_limit = rt::decode::value(map)?,
+                    2 => self.queues = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourcePolicyRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ResourcePolicyRule {
+            const NAME: &'static str = "ResourcePolicyRule";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroups",
+                "clusterScope",
+                "namespaces",
+                "resources",
+                "verbs",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroups" => rt::Option::Some(0),
+                    "clusterScope" => rt::Option::Some(1),
+                    "namespaces" => rt::Option::Some(2),
+                    "resources" => rt::Option::Some(3),
+                    "verbs" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_groups = rt::decode::null_default(map)?,
+                    1 => self.cluster_scope = rt::decode::value(map)?,
+                    2 => self.namespaces = rt::decode::value(map)?,
+                    3 => self.resources = rt::decode::null_default(map)?,
+                    4 => self.verbs = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceAccountSubject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceAccountSubject {
+            const NAME: &'static str = "ServiceAccountSubject";
+            const KEYS: &'static [&'static str] = &["name", "namespace"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "namespace" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.namespace = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Subject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Subject {
+            const NAME: &'static str = "Subject";
+            const KEYS: &'static [&'static str] = &[
+                "group",
+                "kind",
+                "serviceAccount",
+                "user",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "group" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "serviceAccount" => rt::Option::Some(2),
+                    "user" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.group = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.service_account = rt::decode::value(map)?,
+                    3 => self.user = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::UserSubject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::UserSubject {
+            const NAME: &'static str = "UserSubject";
+            const KEYS: &'static [&'static str] = &["name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

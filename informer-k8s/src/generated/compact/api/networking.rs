@@ -30,40 +30,6 @@ pub mod v1 {
             &[("backend", "backend"), ("path", "path"), ("path_type", "pathType")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for HTTPIngressPath {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HTTPIngressPath {
-        const NAME: &'static str = "HTTPIngressPath";
-        const KEYS: &'static [&'static str] = &["backend", "path", "pathType"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "backend" => rt::Option::Some(0),
-                "path" => rt::Option::Some(1),
-                "pathType" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.backend = rt::decode::null_default(map)?,
-                1 => self.path = rt::decode::value(map)?,
-                2 => self.path_type = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::HTTPIngressPath> for HTTPIngressPath {
         fn from(full: &k8s::api::networking::v1::HTTPIngressPath) -> Self {
             HTTPIngressPath {
@@ -120,36 +86,6 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for HTTPIngressRuleValue {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("paths", "paths")]);
-    }
-    impl<'de> rt::serde::Deserialize<'de> for HTTPIngressRuleValue {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for HTTPIngressRuleValue {
-        const NAME: &'static str = "HTTPIngressRuleValue";
-        const KEYS: &'static [&'static str] = &["paths"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "paths" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.paths = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::HTTPIngressRuleValue>
     for HTTPIngressRuleValue {
@@ -234,50 +170,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IPAddress {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IPAddress {
-        const NAME: &'static str = "IPAddress";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_until = "1.35")]
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IPAddress> for IPAddress {
         fn from(full: &k8s::api::networking::v1::IPAddress) -> Self {
@@ -403,36 +295,6 @@ pub mod v1 {
             &[("parent_ref", "parentRef")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IPAddressSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IPAddressSpec {
-        const NAME: &'static str = "IPAddressSpec";
-        const KEYS: &'static [&'static str] = &["parentRef"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "parentRef" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.parent_ref = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IPAddressSpec> for IPAddressSpec {
         fn from(full: &k8s::api::networking::v1::IPAddressSpec) -> Self {
             IPAddressSpec {
@@ -488,38 +350,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("cidr", "cidr"), ("except", "except")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IPBlock {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IPBlock {
-        const NAME: &'static str = "IPBlock";
-        const KEYS: &'static [&'static str] = &["cidr", "except"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "cidr" => rt::Option::Some(0),
-                "except" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.cidr = rt::decode::null_default(map)?,
-                1 => self.except = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IPBlock> for IPBlock {
         fn from(full: &k8s::api::networking::v1::IPBlock) -> Self {
@@ -594,50 +424,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for Ingress {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Ingress {
-        const NAME: &'static str = "Ingress";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::Ingress> for Ingress {
         fn from(full: &k8s::api::networking::v1::Ingress) -> Self {
@@ -772,38 +558,6 @@ pub mod v1 {
             &[("resource", "resource"), ("service", "service")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressBackend {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressBackend {
-        const NAME: &'static str = "IngressBackend";
-        const KEYS: &'static [&'static str] = &["resource", "service"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "resource" => rt::Option::Some(0),
-                "service" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.resource = rt::decode::value(map)?,
-                1 => self.service = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressBackend> for IngressBackend {
         fn from(full: &k8s::api::networking::v1::IngressBackend) -> Self {
             IngressBackend {
@@ -881,47 +635,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IngressClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressClass {
-        const NAME: &'static str = "IngressClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressClass> for IngressClass {
         fn from(full: &k8s::api::networking::v1::IngressClass) -> Self {
@@ -1067,50 +780,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressClassParametersReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressClassParametersReference {
-        const NAME: &'static str = "IngressClassParametersReference";
-        const KEYS: &'static [&'static str] = &[
-            "apiGroup",
-            "kind",
-            "name",
-            "namespace",
-            "scope",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroup" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                "namespace" => rt::Option::Some(3),
-                "scope" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_group = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                3 => self.namespace = rt::decode::value(map)?,
-                4 => self.scope = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressClassParametersReference>
     for IngressClassParametersReference {
         fn from(
@@ -1206,38 +875,6 @@ pub mod v1 {
             &[("controller", "controller"), ("parameters", "parameters")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressClassSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressClassSpec {
-        const NAME: &'static str = "IngressClassSpec";
-        const KEYS: &'static [&'static str] = &["controller", "parameters"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "controller" => rt::Option::Some(0),
-                "parameters" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.controller = rt::decode::value(map)?,
-                1 => self.parameters = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressClassSpec> for IngressClassSpec {
         fn from(full: &k8s::api::networking::v1::IngressClassSpec) -> Self {
             IngressClassSpec {
@@ -1302,40 +939,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("hostname", "hostname"), ("ip", "ip"), ("ports", "ports")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IngressLoadBalancerIngress {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressLoadBalancerIngress {
-        const NAME: &'static str = "IngressLoadBalancerIngress";
-        const KEYS: &'static [&'static str] = &["hostname", "ip", "ports"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "hostname" => rt::Option::Some(0),
-                "ip" => rt::Option::Some(1),
-                "ports" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.hostname = rt::decode::value(map)?,
-                1 => self.ip = rt::decode::value(map)?,
-                2 => self.ports = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressLoadBalancerIngress>
     for IngressLoadBalancerIngress {
@@ -1409,36 +1012,6 @@ pub mod v1 {
             &[("ingress", "ingress")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressLoadBalancerStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressLoadBalancerStatus {
-        const NAME: &'static str = "IngressLoadBalancerStatus";
-        const KEYS: &'static [&'static str] = &["ingress"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "ingress" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ingress = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressLoadBalancerStatus>
     for IngressLoadBalancerStatus {
         fn from(full: &k8s::api::networking::v1::IngressLoadBalancerStatus) -> Self {
@@ -1507,40 +1080,6 @@ pub mod v1 {
             &[("error", "error"), ("port", "port"), ("protocol", "protocol")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressPortStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressPortStatus {
-        const NAME: &'static str = "IngressPortStatus";
-        const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "error" => rt::Option::Some(0),
-                "port" => rt::Option::Some(1),
-                "protocol" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.error = rt::decode::value(map)?,
-                1 => self.port = rt::decode::null_default(map)?,
-                2 => self.protocol = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressPortStatus> for IngressPortStatus {
         fn from(full: &k8s::api::networking::v1::IngressPortStatus) -> Self {
             IngressPortStatus {
@@ -1602,38 +1141,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("host", "host"), ("http", "http")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IngressRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressRule {
-        const NAME: &'static str = "IngressRule";
-        const KEYS: &'static [&'static str] = &["host", "http"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "host" => rt::Option::Some(0),
-                "http" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.host = rt::decode::value(map)?,
-                1 => self.http = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressRule> for IngressRule {
         fn from(full: &k8s::api::networking::v1::IngressRule) -> Self {
@@ -1699,38 +1206,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("port", "port")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IngressServiceBackend {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressServiceBackend {
-        const NAME: &'static str = "IngressServiceBackend";
-        const KEYS: &'static [&'static str] = &["name", "port"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "port" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.port = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressServiceBackend>
     for IngressServiceBackend {
@@ -1817,47 +1292,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressSpec {
-        const NAME: &'static str = "IngressSpec";
-        const KEYS: &'static [&'static str] = &[
-            "defaultBackend",
-            "ingressClassName",
-            "rules",
-            "tls",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "defaultBackend" => rt::Option::Some(0),
-                "ingressClassName" => rt::Option::Some(1),
-                "rules" => rt::Option::Some(2),
-                "tls" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.default_backend = rt::decode::value(map)?,
-                1 => self.ingress_class_name = rt::decode::value(map)?,
-                2 => self.rules = rt::decode::value(map)?,
-                3 => self.tls = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressSpec> for IngressSpec {
         fn from(full: &k8s::api::networking::v1::IngressSpec) -> Self {
             IngressSpec {
@@ -1922,36 +1356,6 @@ pub mod v1 {
             &[("load_balancer", "loadBalancer")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for IngressStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressStatus {
-        const NAME: &'static str = "IngressStatus";
-        const KEYS: &'static [&'static str] = &["loadBalancer"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "loadBalancer" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.load_balancer = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::IngressStatus> for IngressStatus {
         fn from(full: &k8s::api::networking::v1::IngressStatus) -> Self {
             IngressStatus {
@@ -2009,38 +1413,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("hosts", "hosts"), ("secret_name", "secretName")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for IngressTLS {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for IngressTLS {
-        const NAME: &'static str = "IngressTLS";
-        const KEYS: &'static [&'static str] = &["hosts", "secretName"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "hosts" => rt::Option::Some(0),
-                "secretName" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.hosts = rt::decode::value(map)?,
-                1 => self.secret_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressTLS> for IngressTLS {
         fn from(full: &k8s::api::networking::v1::IngressTLS) -> Self {
@@ -2119,47 +1491,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicy {
-        const NAME: &'static str = "NetworkPolicy";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicy> for NetworkPolicy {
         fn from(full: &k8s::api::networking::v1::NetworkPolicy) -> Self {
@@ -2282,38 +1613,6 @@ pub mod v1 {
             &[("ports", "ports"), ("to", "to")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyEgressRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicyEgressRule {
-        const NAME: &'static str = "NetworkPolicyEgressRule";
-        const KEYS: &'static [&'static str] = &["ports", "to"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "ports" => rt::Option::Some(0),
-                "to" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ports = rt::decode::value(map)?,
-                1 => self.to = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyEgressRule>
     for NetworkPolicyEgressRule {
         fn from(full: &k8s::api::networking::v1::NetworkPolicyEgressRule) -> Self {
@@ -2387,38 +1686,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("from", "from"), ("ports", "ports")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyIngressRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicyIngressRule {
-        const NAME: &'static str = "NetworkPolicyIngressRule";
-        const KEYS: &'static [&'static str] = &["from", "ports"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "from" => rt::Option::Some(0),
-                "ports" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.from = rt::decode::value(map)?,
-                1 => self.ports = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyIngressRule>
     for NetworkPolicyIngressRule {
@@ -2521,44 +1788,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyPeer {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicyPeer {
-        const NAME: &'static str = "NetworkPolicyPeer";
-        const KEYS: &'static [&'static str] = &[
-            "ipBlock",
-            "namespaceSelector",
-            "podSelector",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "ipBlock" => rt::Option::Some(0),
-                "namespaceSelector" => rt::Option::Some(1),
-                "podSelector" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.ip_block = rt::decode::value(map)?,
-                1 => self.namespace_selector = rt::decode::value(map)?,
-                2 => self.pod_selector = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyPeer> for NetworkPolicyPeer {
         fn from(full: &k8s::api::networking::v1::NetworkPolicyPeer) -> Self {
             NetworkPolicyPeer {
@@ -2631,40 +1860,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("end_port", "endPort"), ("port", "port"), ("protocol", "protocol")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyPort {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicyPort {
-        const NAME: &'static str = "NetworkPolicyPort";
-        const KEYS: &'static [&'static str] = &["endPort", "port", "protocol"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "endPort" => rt::Option::Some(0),
-                "port" => rt::Option::Some(1),
-                "protocol" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.end_port = rt::decode::value(map)?,
-                1 => self.port = rt::decode::value(map)?,
-                2 => self.protocol = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyPort> for NetworkPolicyPort {
         fn from(full: &k8s::api::networking::v1::NetworkPolicyPort) -> Self {
@@ -2755,47 +1950,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicySpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for NetworkPolicySpec {
-        const NAME: &'static str = "NetworkPolicySpec";
-        const KEYS: &'static [&'static str] = &[
-            "egress",
-            "ingress",
-            "podSelector",
-            "policyTypes",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "egress" => rt::Option::Some(0),
-                "ingress" => rt::Option::Some(1),
-                "podSelector" => rt::Option::Some(2),
-                "policyTypes" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.egress = rt::decode::value(map)?,
-                1 => self.ingress = rt::decode::value(map)?,
-                2 => self.pod_selector = rt::decode::value(map)?,
-                3 => self.policy_types = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicySpec> for NetworkPolicySpec {
         fn from(full: &k8s::api::networking::v1::NetworkPolicySpec) -> Self {
             NetworkPolicySpec {
@@ -2876,47 +2030,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ParentReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ParentReference {
-        const NAME: &'static str = "ParentReference";
-        const KEYS: &'static [&'static str] = &[
-            "group",
-            "name",
-            "namespace",
-            "resource",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "group" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "namespace" => rt::Option::Some(2),
-                "resource" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.group = rt::decode::value(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.namespace = rt::decode::value(map)?,
-                3 => self.resource = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::ParentReference> for ParentReference {
         fn from(full: &k8s::api::networking::v1::ParentReference) -> Self {
             ParentReference {
@@ -2987,38 +2100,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("number", "number")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceBackendPort {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceBackendPort {
-        const NAME: &'static str = "ServiceBackendPort";
-        const KEYS: &'static [&'static str] = &["name", "number"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "number" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::value(map)?,
-                1 => self.number = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceBackendPort> for ServiceBackendPort {
         fn from(full: &k8s::api::networking::v1::ServiceBackendPort) -> Self {
@@ -3096,50 +2177,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDR {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceCIDR {
-        const NAME: &'static str = "ServiceCIDR";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDR> for ServiceCIDR {
         fn from(full: &k8s::api::networking::v1::ServiceCIDR) -> Self {
@@ -3259,36 +2296,6 @@ pub mod v1 {
     impl rt::ProjectionSource for ServiceCIDRSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("cidrs", "cidrs")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDRSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceCIDRSpec {
-        const NAME: &'static str = "ServiceCIDRSpec";
-        const KEYS: &'static [&'static str] = &["cidrs"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "cidrs" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.cidrs = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDRSpec> for ServiceCIDRSpec {
         fn from(full: &k8s::api::networking::v1::ServiceCIDRSpec) -> Self {
             ServiceCIDRSpec {
@@ -3346,36 +2353,6 @@ pub mod v1 {
             &[("conditions", "conditions")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDRStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ServiceCIDRStatus {
-        const NAME: &'static str = "ServiceCIDRStatus";
-        const KEYS: &'static [&'static str] = &["conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDRStatus> for ServiceCIDRStatus {
         fn from(full: &k8s::api::networking::v1::ServiceCIDRStatus) -> Self {
             ServiceCIDRStatus {
@@ -3408,6 +2385,1035 @@ pub mod v1 {
     impl rt::ShareHash for ServiceCIDRStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.conditions, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::HTTPIngressPath {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HTTPIngressPath {
+            const NAME: &'static str = "HTTPIngressPath";
+            const KEYS: &'static [&'static str] = &["backend", "path", "pathType"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "backend" => rt::Option::Some(0),
+                    "path" => rt::Option::Some(1),
+                    "pathType" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.backend = rt::decode::null_default(map)?,
+                    1 => self.path = rt::decode::value(map)?,
+                    2 => self.path_type = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::HTTPIngressRuleValue {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::HTTPIngressRuleValue {
+            const NAME: &'static str = "HTTPIngressRuleValue";
+            const KEYS: &'static [&'static str] = &["paths"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "paths" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.paths = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IPAddress {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IPAddress {
+            const NAME: &'static str = "IPAddress";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IPAddressSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IPAddressSpec {
+            const NAME: &'static str = "IPAddressSpec";
+            const KEYS: &'static [&'static str] = &["parentRef"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "parentRef" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.parent_ref = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IPBlock {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IPBlock {
+            const NAME: &'static str = "IPBlock";
+            const KEYS: &'static [&'static str] = &["cidr", "except"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "cidr" => rt::Option::Some(0),
+                    "except" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.cidr = rt::decode::null_default(map)?,
+                    1 => self.except = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Ingress {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Ingress {
+            const NAME: &'static str = "Ingress";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressBackend {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressBackend {
+            const NAME: &'static str = "IngressBackend";
+            const KEYS: &'static [&'static str] = &["resource", "service"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "resource" => rt::Option::Some(0),
+                    "service" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.resource = rt::decode::value(map)?,
+                    1 => self.service = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressClass {
+            const NAME: &'static str = "IngressClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::IngressClassParametersReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressClassParametersReference {
+            const NAME: &'static str = "IngressClassParametersReference";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroup",
+                "kind",
+                "name",
+                "namespace",
+                "scope",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroup" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    "namespace" => rt::Option::Some(3),
+                    "scope" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_group = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    3 => self.namespace = rt::decode::value(map)?,
+                    4 => self.scope = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressClassSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressClassSpec {
+            const NAME: &'static str = "IngressClassSpec";
+            const KEYS: &'static [&'static str] = &["controller", "parameters"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "controller" => rt::Option::Some(0),
+                    "parameters" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.controller = rt::decode::value(map)?,
+                    1 => self.parameters = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressLoadBalancerIngress {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressLoadBalancerIngress {
+            const NAME: &'static str = "IngressLoadBalancerIngress";
+            const KEYS: &'static [&'static str] = &["hostname", "ip", "ports"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "hostname" => rt::Option::Some(0),
+                    "ip" => rt::Option::Some(1),
+                    "ports" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.hostname = rt::decode::value(map)?,
+                    1 => self.ip = rt::decode::value(map)?,
+                    2 => self.ports = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressLoadBalancerStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressLoadBalancerStatus {
+            const NAME: &'static str = "IngressLoadBalancerStatus";
+            const KEYS: &'static [&'static str] = &["ingress"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "ingress" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ingress = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressPortStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressPortStatus {
+            const NAME: &'static str = "IngressPortStatus";
+            const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "error" => rt::Option::Some(0),
+                    "port" => rt::Option::Some(1),
+                    "protocol" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.error = rt::decode::value(map)?,
+                    1 => self.port = rt::decode::null_default(map)?,
+                    2 => self.protocol = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressRule {
+            const NAME: &'static str = "IngressRule";
+            const KEYS: &'static [&'static str] = &["host", "http"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "host" => rt::Option::Some(0),
+                    "http" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.host = rt::decode::value(map)?,
+                    1 => self.http = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressServiceBackend {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressServiceBackend {
+            const NAME: &'static str = "IngressServiceBackend";
+            const KEYS: &'static [&'static str] = &["name", "port"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "port" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.port = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressSpec {
+            const NAME: &'static str = "IngressSpec";
+            const KEYS: &'static [&'static str] = &[
+                "defaultBackend",
+                "ingressClassName",
+                "rules",
+                "tls",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "defaultBackend" => rt::Option::Some(0),
+                    "ingressClassName" => rt::Option::Some(1),
+                    "rules" => rt::Option::Some(2),
+                    "tls" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.default_backend = rt::decode::value(map)?,
+                    1 => self.ingress_class_name = rt::decode::value(map)?,
+                    2 => self.rules = rt::decode::value(map)?,
+                    3 => self.tls = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressStatus {
+            const NAME: &'static str = "IngressStatus";
+            const KEYS: &'static [&'static str] = &["loadBalancer"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "loadBalancer" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.load_balancer = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::IngressTLS {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::IngressTLS {
+            const NAME: &'static str = "IngressTLS";
+            const KEYS: &'static [&'static str] = &["hosts", "secretName"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "hosts" => rt::Option::Some(0),
+                    "secretName" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.hosts = rt::decode::value(map)?,
+                    1 => self.secret_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicy {
+            const NAME: &'static str = "NetworkPolicy";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicyEgressRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicyEgressRule {
+            const NAME: &'static str = "NetworkPolicyEgressRule";
+            const KEYS: &'static [&'static str] = &["ports", "to"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "ports" => rt::Option::Some(0),
+                    "to" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ports = rt::decode::value(map)?,
+                    1 => self.to = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicyIngressRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicyIngressRule {
+            const NAME: &'static str = "NetworkPolicyIngressRule";
+            const KEYS: &'static [&'static str] = &["from", "ports"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "from" => rt::Option::Some(0),
+                    "ports" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.from = rt::decode::value(map)?,
+                    1 => self.ports = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicyPeer {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicyPeer {
+            const NAME: &'static str = "NetworkPolicyPeer";
+            const KEYS: &'static [&'static str] = &[
+                "ipBlock",
+                "namespaceSelector",
+                "podSelector",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "ipBlock" => rt::Option::Some(0),
+                    "namespaceSelector" => rt::Option::Some(1),
+                    "podSelector" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.ip_block = rt::decode::value(map)?,
+                    1 => self.namespace_selector = rt::decode::value(map)?,
+                    2 => self.pod_selector = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicyPort {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicyPort {
+            const NAME: &'static str = "NetworkPolicyPort";
+            const KEYS: &'static [&'static str] = &["endPort", "port", "protocol"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "endPort" => rt::Option::Some(0),
+                    "port" => rt::Option::Some(1),
+                    "protocol" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.end_port = rt::decode::value(map)?,
+                    1 => self.port = rt::decode::value(map)?,
+                    2 => self.protocol = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkPolicySpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::NetworkPolicySpec {
+            const NAME: &'static str = "NetworkPolicySpec";
+            const KEYS: &'static [&'static str] = &[
+                "egress",
+                "ingress",
+                "podSelector",
+                "policyTypes",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "egress" => rt::Option::Some(0),
+                    "ingress" => rt::Option::Some(1),
+                    "podSelector" => rt::Option::Some(2),
+                    "policyTypes" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.egress = rt::decode::value(map)?,
+                    1 => self.ingress = rt::decode::value(map)?,
+                    2 => self.pod_selector = rt::decode::value(map)?,
+                    3 => self.policy_types = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ParentReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ParentReference {
+            const NAME: &'static str = "ParentReference";
+            const KEYS: &'static [&'static str] = &[
+                "group",
+                "name",
+                "namespace",
+                "resource",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "group" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "namespace" => rt::Option::Some(2),
+                    "resource" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.group = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.namespace = rt::decode::value(map)?,
+                    3 => self.resource = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceBackendPort {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceBackendPort {
+            const NAME: &'static str = "ServiceBackendPort";
+            const KEYS: &'static [&'static str] = &["name", "number"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "number" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::value(map)?,
+                    1 => self.number = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceCIDR {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceCIDR {
+            const NAME: &'static str = "ServiceCIDR";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceCIDRSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceCIDRSpec {
+            const NAME: &'static str = "ServiceCIDRSpec";
+            const KEYS: &'static [&'static str] = &["cidrs"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "cidrs" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.cidrs = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ServiceCIDRStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ServiceCIDRStatus {
+            const NAME: &'static str = "ServiceCIDRStatus";
+            const KEYS: &'static [&'static str] = &["conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

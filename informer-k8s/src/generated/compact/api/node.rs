@@ -29,36 +29,6 @@ pub mod v1 {
             &[("pod_fixed", "podFixed")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Overhead {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Overhead {
-        const NAME: &'static str = "Overhead";
-        const KEYS: &'static [&'static str] = &["podFixed"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "podFixed" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.pod_fixed = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::node::v1::Overhead> for Overhead {
         fn from(full: &k8s::api::node::v1::Overhead) -> Self {
             Overhead {
@@ -141,53 +111,6 @@ pub mod v1 {
                 ("scheduling", "scheduling"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for RuntimeClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RuntimeClass {
-        const NAME: &'static str = "RuntimeClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "handler",
-            "metadata",
-            "overhead",
-            "scheduling",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "handler" => rt::Option::Some(2),
-                "metadata" => rt::Option::Some(3),
-                "overhead" => rt::Option::Some(4),
-                "scheduling" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.handler = rt::decode::null_default(map)?,
-                3 => self.metadata = rt::decode::null_default(map)?,
-                4 => self.overhead = rt::decode::value(map)?,
-                5 => self.scheduling = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::node::v1::RuntimeClass> for RuntimeClass {
         fn from(full: &k8s::api::node::v1::RuntimeClass) -> Self {
@@ -324,38 +247,6 @@ pub mod v1 {
             &[("node_selector", "nodeSelector"), ("tolerations", "tolerations")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Scheduling {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Scheduling {
-        const NAME: &'static str = "Scheduling";
-        const KEYS: &'static [&'static str] = &["nodeSelector", "tolerations"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "nodeSelector" => rt::Option::Some(0),
-                "tolerations" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.node_selector = rt::decode::value(map)?,
-                1 => self.tolerations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::node::v1::Scheduling> for Scheduling {
         fn from(full: &k8s::api::node::v1::Scheduling) -> Self {
             Scheduling {
@@ -389,6 +280,120 @@ pub mod v1 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.node_selector, state);
             rt::ShareHash::share_hash(&self.tolerations, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::Overhead {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Overhead {
+            const NAME: &'static str = "Overhead";
+            const KEYS: &'static [&'static str] = &["podFixed"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "podFixed" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.pod_fixed = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RuntimeClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RuntimeClass {
+            const NAME: &'static str = "RuntimeClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "handler",
+                "metadata",
+                "overhead",
+                "scheduling",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "handler" => rt::Option::Some(2),
+                    "metadata" => rt::Option::Some(3),
+                    "overhead" => rt::Option::Some(4),
+                    "scheduling" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.handler = rt::decode::null_default(map)?,
+                    3 => self.metadata = rt::decode::null_default(map)?,
+                    4 => self.overhead = rt::decode::value(map)?,
+                    5 => self.scheduling = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Scheduling {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Scheduling {
+            const NAME: &'static str = "Scheduling";
+            const KEYS: &'static [&'static str] = &["nodeSelector", "tolerations"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "nodeSelector" => rt::Option::Some(0),
+                    "tolerations" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.node_selector = rt::decode::value(map)?,
+                    1 => self.tolerations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

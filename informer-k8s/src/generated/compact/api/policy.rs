@@ -44,50 +44,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudget {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodDisruptionBudget {
-        const NAME: &'static str = "PodDisruptionBudget";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::value(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudget> for PodDisruptionBudget {
         fn from(full: &k8s::api::policy::v1::PodDisruptionBudget) -> Self {
             PodDisruptionBudget {
@@ -245,47 +201,6 @@ pub mod v1 {
                 ("unhealthy_pod_eviction_policy", "unhealthyPodEvictionPolicy"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudgetSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodDisruptionBudgetSpec {
-        const NAME: &'static str = "PodDisruptionBudgetSpec";
-        const KEYS: &'static [&'static str] = &[
-            "maxUnavailable",
-            "minAvailable",
-            "selector",
-            "unhealthyPodEvictionPolicy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "maxUnavailable" => rt::Option::Some(0),
-                "minAvailable" => rt::Option::Some(1),
-                "selector" => rt::Option::Some(2),
-                "unhealthyPodEvictionPolicy" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max_unavailable = rt::decode::value(map)?,
-                1 => self.min_available = rt::decode::value(map)?,
-                2 => self.selector = rt::decode::value(map)?,
-                3 => self.unhealthy_pod_eviction_policy = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudgetSpec>
     for PodDisruptionBudgetSpec {
@@ -462,68 +377,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudgetStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PodDisruptionBudgetStatus {
-        const NAME: &'static str = "PodDisruptionBudgetStatus";
-        const KEYS: &'static [&'static str] = &[
-            "conditions",
-            "currentHealthy",
-            "desiredHealthy",
-            "disruptedPods",
-            "disruptionsAllowed",
-            "expectedPods",
-            "observedGeneration",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "currentHealthy" => rt::Option::Some(1),
-                "desiredHealthy" => rt::Option::Some(2),
-                "disruptedPods" => rt::Option::Some(3),
-                "disruptionsAllowed" => rt::Option::Some(4),
-                "expectedPods" => rt::Option::Some(5),
-                "observedGeneration" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                1 => self.current_healthy = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                1 => self.current_healthy = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                2 => self.desired_healthy = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                2 => self.desired_healthy = rt::decode::null_default(map)?,
-                3 => self.disrupted_pods = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                4 => self.disruptions_allowed = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                4 => self.disruptions_allowed = rt::decode::null_default(map)?,
-                #[cfg(k8s_since = "1.36")]
-                5 => self.expected_pods = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                5 => self.expected_pods = rt::decode::null_default(map)?,
-                6 => self.observed_generation = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudgetStatus>
     for PodDisruptionBudgetStatus {
         fn from(full: &k8s::api::policy::v1::PodDisruptionBudgetStatus) -> Self {
@@ -630,6 +483,158 @@ pub mod v1 {
             #[cfg(k8s_until = "1.35")]
             rt::ShareHash::share_hash(&self.expected_pods, state);
             rt::ShareHash::share_hash(&self.observed_generation, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::PodDisruptionBudget {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodDisruptionBudget {
+            const NAME: &'static str = "PodDisruptionBudget";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodDisruptionBudgetSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodDisruptionBudgetSpec {
+            const NAME: &'static str = "PodDisruptionBudgetSpec";
+            const KEYS: &'static [&'static str] = &[
+                "maxUnavailable",
+                "minAvailable",
+                "selector",
+                "unhealthyPodEvictionPolicy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "maxUnavailable" => rt::Option::Some(0),
+                    "minAvailable" => rt::Option::Some(1),
+                    "selector" => rt::Option::Some(2),
+                    "unhealthyPodEvictionPolicy" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max_unavailable = rt::decode::value(map)?,
+                    1 => self.min_available = rt::decode::value(map)?,
+                    2 => self.selector = rt::decode::value(map)?,
+                    3 => self.unhealthy_pod_eviction_policy = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PodDisruptionBudgetStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PodDisruptionBudgetStatus {
+            const NAME: &'static str = "PodDisruptionBudgetStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "currentHealthy",
+                "desiredHealthy",
+                "disruptedPods",
+                "disruptionsAllowed",
+                "expectedPods",
+                "observedGeneration",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "currentHealthy" => rt::Option::Some(1),
+                    "desiredHealthy" => rt::Option::Some(2),
+                    "disruptedPods" => rt::Option::Some(3),
+                    "disruptionsAllowed" => rt::Option::Some(4),
+                    "expectedPods" => rt::Option::Some(5),
+                    "observedGeneration" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    1 => self.current_healthy = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    1 => self.current_healthy = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    2 => self.desired_healthy = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    2 => self.desired_healthy = rt::decode::null_default(map)?,
+                    3 => self.disrupted_pods = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    4 => self.disruptions_allowed = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    4 => self.disruptions_allowed = rt::decode::null_default(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    5 => self.expected_pods = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    5 => self.expected_pods = rt::decode::null_default(map)?,
+                    6 => self.observed_generation = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -32,36 +32,6 @@ pub mod v1 {
             &[("cluster_role_selectors", "clusterRoleSelectors")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for AggregationRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for AggregationRule {
-        const NAME: &'static str = "AggregationRule";
-        const KEYS: &'static [&'static str] = &["clusterRoleSelectors"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "clusterRoleSelectors" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.cluster_role_selectors = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::rbac::v1::AggregationRule> for AggregationRule {
         fn from(full: &k8s::api::rbac::v1::AggregationRule) -> Self {
             AggregationRule {
@@ -140,50 +110,6 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ClusterRole {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ClusterRole {
-        const NAME: &'static str = "ClusterRole";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "aggregationRule",
-            "metadata",
-            "rules",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "aggregationRule" => rt::Option::Some(2),
-                "metadata" => rt::Option::Some(3),
-                "rules" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.aggregation_rule = rt::decode::value(map)?,
-                3 => self.metadata = rt::decode::null_default(map)?,
-                4 => self.rules = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::rbac::v1::ClusterRole> for ClusterRole {
         fn from(full: &k8s::api::rbac::v1::ClusterRole) -> Self {
@@ -328,50 +254,6 @@ pub mod v1 {
                 ("subjects", "subjects"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for ClusterRoleBinding {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for ClusterRoleBinding {
-        const NAME: &'static str = "ClusterRoleBinding";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "roleRef",
-            "subjects",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "roleRef" => rt::Option::Some(3),
-                "subjects" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.role_ref = rt::decode::null_default(map)?,
-                4 => self.subjects = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::rbac::v1::ClusterRoleBinding> for ClusterRoleBinding {
         fn from(full: &k8s::api::rbac::v1::ClusterRoleBinding) -> Self {
@@ -527,50 +409,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PolicyRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PolicyRule {
-        const NAME: &'static str = "PolicyRule";
-        const KEYS: &'static [&'static str] = &[
-            "apiGroups",
-            "nonResourceURLs",
-            "resourceNames",
-            "resources",
-            "verbs",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroups" => rt::Option::Some(0),
-                "nonResourceURLs" => rt::Option::Some(1),
-                "resourceNames" => rt::Option::Some(2),
-                "resources" => rt::Option::Some(3),
-                "verbs" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_groups = rt::decode::value(map)?,
-                1 => self.non_resource_urls = rt::decode::value(map)?,
-                2 => self.resource_names = rt::decode::value(map)?,
-                3 => self.resources = rt::decode::value(map)?,
-                4 => self.verbs = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::rbac::v1::PolicyRule> for PolicyRule {
         fn from(full: &k8s::api::rbac::v1::PolicyRule) -> Self {
             PolicyRule {
@@ -649,47 +487,6 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for Role {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Role {
-        const NAME: &'static str = "Role";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "rules",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "rules" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.rules = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::rbac::v1::Role> for Role {
         fn from(full: &k8s::api::rbac::v1::Role) -> Self {
@@ -833,50 +630,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for RoleBinding {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RoleBinding {
-        const NAME: &'static str = "RoleBinding";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "roleRef",
-            "subjects",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "roleRef" => rt::Option::Some(3),
-                "subjects" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.role_ref = rt::decode::null_default(map)?,
-                4 => self.subjects = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::rbac::v1::RoleBinding> for RoleBinding {
         fn from(full: &k8s::api::rbac::v1::RoleBinding) -> Self {
             RoleBinding {
@@ -1019,43 +772,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for RoleRef {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for RoleRef {
-        const NAME: &'static str = "RoleRef";
-        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroup" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                #[cfg(k8s_since = "1.36")]
-                0 => self.api_group = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                0 => self.api_group = rt::decode::null_default(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::rbac::v1::RoleRef> for RoleRef {
         fn from(full: &k8s::api::rbac::v1::RoleRef) -> Self {
             RoleRef {
@@ -1142,42 +858,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for Subject {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for Subject {
-        const NAME: &'static str = "Subject";
-        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroup" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                "namespace" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_group = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                3 => self.namespace = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::rbac::v1::Subject> for Subject {
         fn from(full: &k8s::api::rbac::v1::Subject) -> Self {
             Subject {
@@ -1217,6 +897,336 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.kind, state);
             rt::ShareHash::share_hash(&self.name, state);
             rt::ShareHash::share_hash(&self.namespace, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::AggregationRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::AggregationRule {
+            const NAME: &'static str = "AggregationRule";
+            const KEYS: &'static [&'static str] = &["clusterRoleSelectors"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "clusterRoleSelectors" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.cluster_role_selectors = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ClusterRole {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ClusterRole {
+            const NAME: &'static str = "ClusterRole";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "aggregationRule",
+                "metadata",
+                "rules",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "aggregationRule" => rt::Option::Some(2),
+                    "metadata" => rt::Option::Some(3),
+                    "rules" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.aggregation_rule = rt::decode::value(map)?,
+                    3 => self.metadata = rt::decode::null_default(map)?,
+                    4 => self.rules = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::ClusterRoleBinding {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::ClusterRoleBinding {
+            const NAME: &'static str = "ClusterRoleBinding";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "roleRef",
+                "subjects",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "roleRef" => rt::Option::Some(3),
+                    "subjects" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.role_ref = rt::decode::null_default(map)?,
+                    4 => self.subjects = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::PolicyRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PolicyRule {
+            const NAME: &'static str = "PolicyRule";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroups",
+                "nonResourceURLs",
+                "resourceNames",
+                "resources",
+                "verbs",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroups" => rt::Option::Some(0),
+                    "nonResourceURLs" => rt::Option::Some(1),
+                    "resourceNames" => rt::Option::Some(2),
+                    "resources" => rt::Option::Some(3),
+                    "verbs" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_groups = rt::decode::value(map)?,
+                    1 => self.non_resource_urls = rt::decode::value(map)?,
+                    2 => self.resource_names = rt::decode::value(map)?,
+                    3 => self.resources = rt::decode::value(map)?,
+                    4 => self.verbs = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Role {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Role {
+            const NAME: &'static str = "Role";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "rules",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "rules" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.rules = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RoleBinding {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RoleBinding {
+            const NAME: &'static str = "RoleBinding";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "roleRef",
+                "subjects",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "roleRef" => rt::Option::Some(3),
+                    "subjects" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.role_ref = rt::decode::null_default(map)?,
+                    4 => self.subjects = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::RoleRef {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::RoleRef {
+            const NAME: &'static str = "RoleRef";
+            const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroup" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    #[cfg(k8s_since = "1.36")]
+                    0 => self.api_group = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    0 => self.api_group = rt::decode::null_default(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::Subject {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::Subject {
+            const NAME: &'static str = "Subject";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroup",
+                "kind",
+                "name",
+                "namespace",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroup" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    "namespace" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_group = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    3 => self.namespace = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

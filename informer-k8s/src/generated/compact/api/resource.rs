@@ -67,58 +67,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for AllocatedDeviceStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for AllocatedDeviceStatus {
-        const NAME: &'static str = "AllocatedDeviceStatus";
-        const KEYS: &'static [&'static str] = &[
-            "conditions",
-            "data",
-            "device",
-            "driver",
-            "networkData",
-            "pool",
-            "shareID",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "data" => rt::Option::Some(1),
-                "device" => rt::Option::Some(2),
-                "driver" => rt::Option::Some(3),
-                "networkData" => rt::Option::Some(4),
-                "pool" => rt::Option::Some(5),
-                "shareID" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.data = rt::decode::value(map)?,
-                2 => self.device = rt::decode::null_default(map)?,
-                3 => self.driver = rt::decode::null_default(map)?,
-                4 => self.network_data = rt::decode::value(map)?,
-                5 => self.pool = rt::decode::null_default(map)?,
-                6 => self.share_id = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::AllocatedDeviceStatus>
     for AllocatedDeviceStatus {
         fn from(full: &k8s::api::resource::v1::AllocatedDeviceStatus) -> Self {
@@ -236,46 +184,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for AllocationResult {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for AllocationResult {
-        const NAME: &'static str = "AllocationResult";
-        const KEYS: &'static [&'static str] = &[
-            "allocationTimestamp",
-            "devices",
-            "nodeSelector",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocationTimestamp" => rt::Option::Some(0),
-                "devices" => rt::Option::Some(1),
-                "nodeSelector" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocation_timestamp = rt::decode::value(map)?,
-                1 => self.devices = rt::decode::value(map)?,
-                2 => self.node_selector = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::AllocationResult> for AllocationResult {
         fn from(full: &k8s::api::resource::v1::AllocationResult) -> Self {
             AllocationResult {
@@ -339,38 +247,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression")],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for CELDeviceSelector {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for CELDeviceSelector {
-        const NAME: &'static str = "CELDeviceSelector";
-        const KEYS: &'static [&'static str] = &["expression"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::CELDeviceSelector> for CELDeviceSelector {
@@ -455,42 +331,6 @@ pub mod v1 {
                 ("valid_values", "validValues"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for CapacityRequestPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for CapacityRequestPolicy {
-        const NAME: &'static str = "CapacityRequestPolicy";
-        const KEYS: &'static [&'static str] = &["default", "validRange", "validValues"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "default" => rt::Option::Some(0),
-                "validRange" => rt::Option::Some(1),
-                "validValues" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.default = rt::decode::quantity(map)?,
-                1 => self.valid_range = rt::decode::value(map)?,
-                2 => self.valid_values = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::CapacityRequestPolicy>
@@ -583,42 +423,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for CapacityRequestPolicyRange {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for CapacityRequestPolicyRange {
-        const NAME: &'static str = "CapacityRequestPolicyRange";
-        const KEYS: &'static [&'static str] = &["max", "min", "step"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "max" => rt::Option::Some(0),
-                "min" => rt::Option::Some(1),
-                "step" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.max = rt::decode::quantity(map)?,
-                1 => self.min = rt::decode::quantity_or_default(map)?,
-                2 => self.step = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::CapacityRequestPolicyRange>
     for CapacityRequestPolicyRange {
         fn from(full: &k8s::api::resource::v1::CapacityRequestPolicyRange) -> Self {
@@ -700,38 +504,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for CapacityRequirements {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for CapacityRequirements {
-        const NAME: &'static str = "CapacityRequirements";
-        const KEYS: &'static [&'static str] = &["requests"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "requests" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.requests = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::CapacityRequirements>
     for CapacityRequirements {
         fn from(full: &k8s::api::resource::v1::CapacityRequirements) -> Self {
@@ -792,38 +564,6 @@ pub mod v1 {
     #[cfg(k8s_since = "1.34")]
     impl rt::ProjectionSource for Counter {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("value", "value")]);
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for Counter {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for Counter {
-        const NAME: &'static str = "Counter";
-        const KEYS: &'static [&'static str] = &["value"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "value" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.value = rt::decode::quantity_or_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::Counter> for Counter {
@@ -888,40 +628,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("counters", "counters"), ("name", "name")],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for CounterSet {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for CounterSet {
-        const NAME: &'static str = "CounterSet";
-        const KEYS: &'static [&'static str] = &["counters", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "counters" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.counters = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::CounterSet> for CounterSet {
@@ -1099,83 +805,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for Device {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for Device {
-        const NAME: &'static str = "Device";
-        const KEYS: &'static [&'static str] = &[
-            "allNodes",
-            "allowMultipleAllocations",
-            "attributes",
-            "bindingConditions",
-            "bindingFailureConditions",
-            "bindsToNode",
-            "capacity",
-            "consumesCounters",
-            "name",
-            "nodeAllocatableResourceMappings",
-            "nodeAllocatableResources",
-            "nodeName",
-            "nodeSelector",
-            "taints",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allNodes" => rt::Option::Some(0),
-                "allowMultipleAllocations" => rt::Option::Some(1),
-                "attributes" => rt::Option::Some(2),
-                "bindingConditions" => rt::Option::Some(3),
-                "bindingFailureConditions" => rt::Option::Some(4),
-                "bindsToNode" => rt::Option::Some(5),
-                "capacity" => rt::Option::Some(6),
-                "consumesCounters" => rt::Option::Some(7),
-                "name" => rt::Option::Some(8),
-                #[cfg(k8s_openapi_enabled_version = "1.36")]
-                "nodeAllocatableResourceMappings" => rt::Option::Some(9),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "nodeAllocatableResources" => rt::Option::Some(10),
-                "nodeName" => rt::Option::Some(11),
-                "nodeSelector" => rt::Option::Some(12),
-                "taints" => rt::Option::Some(13),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all_nodes = rt::decode::value(map)?,
-                1 => self.allow_multiple_allocations = rt::decode::value(map)?,
-                2 => self.attributes = rt::decode::value(map)?,
-                3 => self.binding_conditions = rt::decode::value(map)?,
-                4 => self.binding_failure_conditions = rt::decode::value(map)?,
-                5 => self.binds_to_node = rt::decode::value(map)?,
-                6 => self.capacity = rt::decode::value(map)?,
-                7 => self.consumes_counters = rt::decode::value(map)?,
-                8 => self.name = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.36")]
-                9 => self.node_allocatable_resource_mappings = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                10 => self.node_allocatable_resources = rt::decode::value(map)?,
-                11 => self.node_name = rt::decode::value(map)?,
-                12 => self.node_selector = rt::decode::value(map)?,
-                13 => self.taints = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::Device> for Device {
         fn from(full: &k8s::api::resource::v1::Device) -> Self {
             Device {
@@ -1311,42 +940,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceAllocationConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceAllocationConfiguration {
-        const NAME: &'static str = "DeviceAllocationConfiguration";
-        const KEYS: &'static [&'static str] = &["opaque", "requests", "source"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "opaque" => rt::Option::Some(0),
-                "requests" => rt::Option::Some(1),
-                "source" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.opaque = rt::decode::value(map)?,
-                1 => self.requests = rt::decode::value(map)?,
-                2 => self.source = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceAllocationConfiguration>
     for DeviceAllocationConfiguration {
         fn from(full: &k8s::api::resource::v1::DeviceAllocationConfiguration) -> Self {
@@ -1428,40 +1021,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("config", "config"), ("results", "results")],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceAllocationResult {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceAllocationResult {
-        const NAME: &'static str = "DeviceAllocationResult";
-        const KEYS: &'static [&'static str] = &["config", "results"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "config" => rt::Option::Some(0),
-                "results" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.config = rt::decode::value(map)?,
-                1 => self.results = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceAllocationResult>
@@ -1585,69 +1144,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceAttribute {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceAttribute {
-        const NAME: &'static str = "DeviceAttribute";
-        const KEYS: &'static [&'static str] = &[
-            "bool",
-            "bools",
-            "int",
-            "ints",
-            "string",
-            "strings",
-            "version",
-            "versions",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "bool" => rt::Option::Some(0),
-                #[cfg(k8s_since = "1.36")]
-                "bools" => rt::Option::Some(1),
-                "int" => rt::Option::Some(2),
-                #[cfg(k8s_since = "1.36")]
-                "ints" => rt::Option::Some(3),
-                "string" => rt::Option::Some(4),
-                #[cfg(k8s_since = "1.36")]
-                "strings" => rt::Option::Some(5),
-                "version" => rt::Option::Some(6),
-                #[cfg(k8s_since = "1.36")]
-                "versions" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.bool = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                1 => self.bools = rt::decode::value(map)?,
-                2 => self.int = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                3 => self.ints = rt::decode::value(map)?,
-                4 => self.string = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                5 => self.strings = rt::decode::value(map)?,
-                6 => self.version = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                7 => self.versions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceAttribute> for DeviceAttribute {
         fn from(full: &k8s::api::resource::v1::DeviceAttribute) -> Self {
             DeviceAttribute {
@@ -1743,40 +1239,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceCapacity {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceCapacity {
-        const NAME: &'static str = "DeviceCapacity";
-        const KEYS: &'static [&'static str] = &["requestPolicy", "value"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "requestPolicy" => rt::Option::Some(0),
-                "value" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.request_policy = rt::decode::value(map)?,
-                1 => self.value = rt::decode::quantity_or_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceCapacity> for DeviceCapacity {
         fn from(full: &k8s::api::resource::v1::DeviceCapacity) -> Self {
             DeviceCapacity {
@@ -1859,42 +1321,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceClaim {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceClaim {
-        const NAME: &'static str = "DeviceClaim";
-        const KEYS: &'static [&'static str] = &["config", "constraints", "requests"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "config" => rt::Option::Some(0),
-                "constraints" => rt::Option::Some(1),
-                "requests" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.config = rt::decode::value(map)?,
-                1 => self.constraints = rt::decode::value(map)?,
-                2 => self.requests = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceClaim> for DeviceClaim {
         fn from(full: &k8s::api::resource::v1::DeviceClaim) -> Self {
             DeviceClaim {
@@ -1974,40 +1400,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("opaque", "opaque"), ("requests", "requests")],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceClaimConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceClaimConfiguration {
-        const NAME: &'static str = "DeviceClaimConfiguration";
-        const KEYS: &'static [&'static str] = &["opaque", "requests"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "opaque" => rt::Option::Some(0),
-                "requests" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.opaque = rt::decode::value(map)?,
-                1 => self.requests = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceClaimConfiguration>
@@ -2103,52 +1495,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceClass {
-        const NAME: &'static str = "DeviceClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::value(map)?,
-                #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceClass> for DeviceClass {
@@ -2285,38 +1631,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("opaque", "opaque")]);
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceClassConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceClassConfiguration {
-        const NAME: &'static str = "DeviceClassConfiguration";
-        const KEYS: &'static [&'static str] = &["opaque"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "opaque" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.opaque = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceClassConfiguration>
     for DeviceClassConfiguration {
         fn from(full: &k8s::api::resource::v1::DeviceClassConfiguration) -> Self {
@@ -2401,46 +1715,6 @@ pub mod v1 {
                 ("selectors", "selectors"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceClassSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceClassSpec {
-        const NAME: &'static str = "DeviceClassSpec";
-        const KEYS: &'static [&'static str] = &[
-            "config",
-            "extendedResourceName",
-            "selectors",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "config" => rt::Option::Some(0),
-                "extendedResourceName" => rt::Option::Some(1),
-                "selectors" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.config = rt::decode::value(map)?,
-                1 => self.extended_resource_name = rt::decode::value(map)?,
-                2 => self.selectors = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceClassSpec> for DeviceClassSpec {
@@ -2534,46 +1808,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceConstraint {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceConstraint {
-        const NAME: &'static str = "DeviceConstraint";
-        const KEYS: &'static [&'static str] = &[
-            "distinctAttribute",
-            "matchAttribute",
-            "requests",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "distinctAttribute" => rt::Option::Some(0),
-                "matchAttribute" => rt::Option::Some(1),
-                "requests" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.distinct_attribute = rt::decode::value(map)?,
-                1 => self.match_attribute = rt::decode::value(map)?,
-                2 => self.requests = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceConstraint> for DeviceConstraint {
         fn from(full: &k8s::api::resource::v1::DeviceConstraint) -> Self {
             DeviceConstraint {
@@ -2653,48 +1887,6 @@ pub mod v1 {
                 ("counters", "counters"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceCounterConsumption {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceCounterConsumption {
-        const NAME: &'static str = "DeviceCounterConsumption";
-        const KEYS: &'static [&'static str] = &[
-            "compatibilityGroups",
-            "counterSet",
-            "counters",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "compatibilityGroups" => rt::Option::Some(0),
-                "counterSet" => rt::Option::Some(1),
-                "counters" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                0 => self.compatibility_groups = rt::decode::value(map)?,
-                1 => self.counter_set = rt::decode::null_default(map)?,
-                2 => self.counters = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceCounterConsumption>
@@ -2777,40 +1969,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression"), ("name", "name")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceDerivedAttribute {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DeviceDerivedAttribute {
-        const NAME: &'static str = "DeviceDerivedAttribute";
-        const KEYS: &'static [&'static str] = &["expression", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "expression" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.expression = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::DeviceDerivedAttribute>
@@ -2900,42 +2058,6 @@ pub mod v1 {
                 ("name", "name"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceRequest {
-        const NAME: &'static str = "DeviceRequest";
-        const KEYS: &'static [&'static str] = &["exactly", "firstAvailable", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "exactly" => rt::Option::Some(0),
-                "firstAvailable" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.exactly = rt::decode::value(map)?,
-                1 => self.first_available = rt::decode::value(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceRequest> for DeviceRequest {
@@ -3076,72 +2198,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceRequestAllocationResult {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceRequestAllocationResult {
-        const NAME: &'static str = "DeviceRequestAllocationResult";
-        const KEYS: &'static [&'static str] = &[
-            "adminAccess",
-            "bindingConditions",
-            "bindingFailureConditions",
-            "consumedCapacity",
-            "device",
-            "driver",
-            "pool",
-            "request",
-            "shareID",
-            "skipNodeOperations",
-            "tolerations",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "adminAccess" => rt::Option::Some(0),
-                "bindingConditions" => rt::Option::Some(1),
-                "bindingFailureConditions" => rt::Option::Some(2),
-                "consumedCapacity" => rt::Option::Some(3),
-                "device" => rt::Option::Some(4),
-                "driver" => rt::Option::Some(5),
-                "pool" => rt::Option::Some(6),
-                "request" => rt::Option::Some(7),
-                "shareID" => rt::Option::Some(8),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "skipNodeOperations" => rt::Option::Some(9),
-                "tolerations" => rt::Option::Some(10),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.admin_access = rt::decode::value(map)?,
-                1 => self.binding_conditions = rt::decode::value(map)?,
-                2 => self.binding_failure_conditions = rt::decode::value(map)?,
-                3 => self.consumed_capacity = rt::decode::quantity(map)?,
-                4 => self.device = rt::decode::null_default(map)?,
-                5 => self.driver = rt::decode::null_default(map)?,
-                6 => self.pool = rt::decode::null_default(map)?,
-                7 => self.request = rt::decode::null_default(map)?,
-                8 => self.share_id = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                9 => self.skip_node_operations = rt::decode::value(map)?,
-                10 => self.tolerations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceRequestAllocationResult>
     for DeviceRequestAllocationResult {
         fn from(full: &k8s::api::resource::v1::DeviceRequestAllocationResult) -> Self {
@@ -3247,38 +2303,6 @@ pub mod v1 {
     #[cfg(k8s_since = "1.34")]
     impl rt::ProjectionSource for DeviceSelector {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("cel", "cel")]);
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceSelector {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceSelector {
-        const NAME: &'static str = "DeviceSelector";
-        const KEYS: &'static [&'static str] = &["cel"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "cel" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.cel = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceSelector> for DeviceSelector {
@@ -3396,63 +2420,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceSubRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceSubRequest {
-        const NAME: &'static str = "DeviceSubRequest";
-        const KEYS: &'static [&'static str] = &[
-            "allocationMode",
-            "capacity",
-            "count",
-            "derivedAttributes",
-            "deviceClassName",
-            "name",
-            "selectors",
-            "tolerations",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocationMode" => rt::Option::Some(0),
-                "capacity" => rt::Option::Some(1),
-                "count" => rt::Option::Some(2),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "derivedAttributes" => rt::Option::Some(3),
-                "deviceClassName" => rt::Option::Some(4),
-                "name" => rt::Option::Some(5),
-                "selectors" => rt::Option::Some(6),
-                "tolerations" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocation_mode = rt::decode::value(map)?,
-                1 => self.capacity = rt::decode::value(map)?,
-                2 => self.count = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.derived_attributes = rt::decode::value(map)?,
-                4 => self.device_class_name = rt::decode::null_default(map)?,
-                5 => self.name = rt::decode::null_default(map)?,
-                6 => self.selectors = rt::decode::value(map)?,
-                7 => self.tolerations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceSubRequest> for DeviceSubRequest {
         fn from(full: &k8s::api::resource::v1::DeviceSubRequest) -> Self {
             DeviceSubRequest {
@@ -3554,44 +2521,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceTaint {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceTaint {
-        const NAME: &'static str = "DeviceTaint";
-        const KEYS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "effect" => rt::Option::Some(0),
-                "key" => rt::Option::Some(1),
-                "timeAdded" => rt::Option::Some(2),
-                "value" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.effect = rt::decode::null_default(map)?,
-                1 => self.key = rt::decode::null_default(map)?,
-                2 => self.time_added = rt::decode::value(map)?,
-                3 => self.value = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceTaint> for DeviceTaint {
         fn from(full: &k8s::api::resource::v1::DeviceTaint) -> Self {
             DeviceTaint {
@@ -3678,52 +2607,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceTaintRule {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DeviceTaintRule {
-        const NAME: &'static str = "DeviceTaintRule";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::DeviceTaintRule> for DeviceTaintRule {
@@ -3865,40 +2748,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceTaintRuleSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DeviceTaintRuleSpec {
-        const NAME: &'static str = "DeviceTaintRuleSpec";
-        const KEYS: &'static [&'static str] = &["deviceSelector", "taint"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "deviceSelector" => rt::Option::Some(0),
-                "taint" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.device_selector = rt::decode::value(map)?,
-                1 => self.taint = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::DeviceTaintRuleSpec> for DeviceTaintRuleSpec {
         fn from(full: &k8s::api::resource::v1::DeviceTaintRuleSpec) -> Self {
             DeviceTaintRuleSpec {
@@ -3968,38 +2817,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceTaintRuleStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DeviceTaintRuleStatus {
-        const NAME: &'static str = "DeviceTaintRuleStatus";
-        const KEYS: &'static [&'static str] = &["conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::DeviceTaintRuleStatus>
@@ -4074,42 +2891,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("device", "device"), ("driver", "driver"), ("pool", "pool")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceTaintSelector {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DeviceTaintSelector {
-        const NAME: &'static str = "DeviceTaintSelector";
-        const KEYS: &'static [&'static str] = &["device", "driver", "pool"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "device" => rt::Option::Some(0),
-                "driver" => rt::Option::Some(1),
-                "pool" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.device = rt::decode::value(map)?,
-                1 => self.driver = rt::decode::value(map)?,
-                2 => self.pool = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::DeviceTaintSelector> for DeviceTaintSelector {
@@ -4213,52 +2994,6 @@ pub mod v1 {
                 ("value", "value"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for DeviceToleration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for DeviceToleration {
-        const NAME: &'static str = "DeviceToleration";
-        const KEYS: &'static [&'static str] = &[
-            "effect",
-            "key",
-            "operator",
-            "tolerationSeconds",
-            "value",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "effect" => rt::Option::Some(0),
-                "key" => rt::Option::Some(1),
-                "operator" => rt::Option::Some(2),
-                "tolerationSeconds" => rt::Option::Some(3),
-                "value" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.effect = rt::decode::value(map)?,
-                1 => self.key = rt::decode::value(map)?,
-                2 => self.operator = rt::decode::value(map)?,
-                3 => self.toleration_seconds = rt::decode::value(map)?,
-                4 => self.value = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::DeviceToleration> for DeviceToleration {
@@ -4392,63 +3127,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ExactDeviceRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ExactDeviceRequest {
-        const NAME: &'static str = "ExactDeviceRequest";
-        const KEYS: &'static [&'static str] = &[
-            "adminAccess",
-            "allocationMode",
-            "capacity",
-            "count",
-            "derivedAttributes",
-            "deviceClassName",
-            "selectors",
-            "tolerations",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "adminAccess" => rt::Option::Some(0),
-                "allocationMode" => rt::Option::Some(1),
-                "capacity" => rt::Option::Some(2),
-                "count" => rt::Option::Some(3),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "derivedAttributes" => rt::Option::Some(4),
-                "deviceClassName" => rt::Option::Some(5),
-                "selectors" => rt::Option::Some(6),
-                "tolerations" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.admin_access = rt::decode::value(map)?,
-                1 => self.allocation_mode = rt::decode::value(map)?,
-                2 => self.capacity = rt::decode::value(map)?,
-                3 => self.count = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.derived_attributes = rt::decode::value(map)?,
-                5 => self.device_class_name = rt::decode::null_default(map)?,
-                6 => self.selectors = rt::decode::value(map)?,
-                7 => self.tolerations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ExactDeviceRequest> for ExactDeviceRequest {
         fn from(full: &k8s::api::resource::v1::ExactDeviceRequest) -> Self {
             ExactDeviceRequest {
@@ -4552,46 +3230,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for NetworkDeviceData {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for NetworkDeviceData {
-        const NAME: &'static str = "NetworkDeviceData";
-        const KEYS: &'static [&'static str] = &[
-            "hardwareAddress",
-            "interfaceName",
-            "ips",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "hardwareAddress" => rt::Option::Some(0),
-                "interfaceName" => rt::Option::Some(1),
-                "ips" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.hardware_address = rt::decode::value(map)?,
-                1 => self.interface_name = rt::decode::value(map)?,
-                2 => self.ips = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::NetworkDeviceData> for NetworkDeviceData {
         fn from(full: &k8s::api::resource::v1::NetworkDeviceData) -> Self {
             NetworkDeviceData {
@@ -4682,46 +3320,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableMapping {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for NodeAllocatableMapping {
-        const NAME: &'static str = "NodeAllocatableMapping";
-        const KEYS: &'static [&'static str] = &[
-            "capacityKey",
-            "capacityMultiplier",
-            "deviceMultiplier",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "capacityKey" => rt::Option::Some(0),
-                "capacityMultiplier" => rt::Option::Some(1),
-                "deviceMultiplier" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.capacity_key = rt::decode::value(map)?,
-                1 => self.capacity_multiplier = rt::decode::quantity(map)?,
-                2 => self.device_multiplier = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::NodeAllocatableMapping>
     for NodeAllocatableMapping {
         fn from(full: &k8s::api::resource::v1::NodeAllocatableMapping) -> Self {
@@ -4809,40 +3407,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableOverhead {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for NodeAllocatableOverhead {
-        const NAME: &'static str = "NodeAllocatableOverhead";
-        const KEYS: &'static [&'static str] = &["perContainer", "perPod"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "perContainer" => rt::Option::Some(0),
-                "perPod" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.per_container = rt::decode::quantity(map)?,
-                1 => self.per_pod = rt::decode::quantity(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::NodeAllocatableOverhead>
     for NodeAllocatableOverhead {
         fn from(full: &k8s::api::resource::v1::NodeAllocatableOverhead) -> Self {
@@ -4923,40 +3487,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("mapping", "mapping"), ("overhead", "overhead")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableResource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for NodeAllocatableResource {
-        const NAME: &'static str = "NodeAllocatableResource";
-        const KEYS: &'static [&'static str] = &["mapping", "overhead"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "mapping" => rt::Option::Some(0),
-                "overhead" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.mapping = rt::decode::value(map)?,
-                1 => self.overhead = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1::NodeAllocatableResource>
@@ -5045,40 +3575,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.36")]
-    impl rt::decode::Fields for NodeAllocatableResourceMapping {
-        const NAME: &'static str = "NodeAllocatableResourceMapping";
-        const KEYS: &'static [&'static str] = &["allocationMultiplier", "capacityKey"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocationMultiplier" => rt::Option::Some(0),
-                "capacityKey" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocation_multiplier = rt::decode::quantity(map)?,
-                1 => self.capacity_key = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.36")]
     impl rt::From<&k8s::api::resource::v1::NodeAllocatableResourceMapping>
     for NodeAllocatableResourceMapping {
         fn from(full: &k8s::api::resource::v1::NodeAllocatableResourceMapping) -> Self {
@@ -5157,40 +3653,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("driver", "driver"), ("parameters", "parameters")],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for OpaqueDeviceConfiguration {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for OpaqueDeviceConfiguration {
-        const NAME: &'static str = "OpaqueDeviceConfiguration";
-        const KEYS: &'static [&'static str] = &["driver", "parameters"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "driver" => rt::Option::Some(0),
-                "parameters" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.driver = rt::decode::null_default(map)?,
-                1 => self.parameters = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::OpaqueDeviceConfiguration>
@@ -5292,55 +3754,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaim {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaim {
-        const NAME: &'static str = "ResourceClaim";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::value(map)?,
-                #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaim> for ResourceClaim {
@@ -5499,44 +3912,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaimConsumerReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaimConsumerReference {
-        const NAME: &'static str = "ResourceClaimConsumerReference";
-        const KEYS: &'static [&'static str] = &["apiGroup", "name", "resource", "uid"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroup" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "resource" => rt::Option::Some(2),
-                "uid" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_group = rt::decode::value(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.resource = rt::decode::null_default(map)?,
-                3 => self.uid = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaimConsumerReference>
     for ResourceClaimConsumerReference {
         fn from(full: &k8s::api::resource::v1::ResourceClaimConsumerReference) -> Self {
@@ -5620,38 +3995,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaimSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaimSpec {
-        const NAME: &'static str = "ResourceClaimSpec";
-        const KEYS: &'static [&'static str] = &["devices"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "devices" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.devices = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaimSpec> for ResourceClaimSpec {
         fn from(full: &k8s::api::resource::v1::ResourceClaimSpec) -> Self {
             ResourceClaimSpec {
@@ -5732,42 +4075,6 @@ pub mod v1 {
                 ("reserved_for", "reservedFor"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaimStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaimStatus {
-        const NAME: &'static str = "ResourceClaimStatus";
-        const KEYS: &'static [&'static str] = &["allocation", "devices", "reservedFor"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocation" => rt::Option::Some(0),
-                "devices" => rt::Option::Some(1),
-                "reservedFor" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocation = rt::decode::value(map)?,
-                1 => self.devices = rt::decode::value(map)?,
-                2 => self.reserved_for = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaimStatus> for ResourceClaimStatus {
@@ -5862,52 +4169,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaimTemplate {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaimTemplate {
-        const NAME: &'static str = "ResourceClaimTemplate";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                3 => self.spec = rt::decode::value(map)?,
-                #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaimTemplate>
@@ -6079,43 +4340,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceClaimTemplateSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceClaimTemplateSpec {
-        const NAME: &'static str = "ResourceClaimTemplateSpec";
-        const KEYS: &'static [&'static str] = &["metadata", "spec"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "metadata" => rt::Option::Some(0),
-                "spec" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.metadata = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                1 => self.spec = rt::decode::value(map)?,
-                #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
-                1 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceClaimTemplateSpec>
     for ResourceClaimTemplateSpec {
         fn from(full: &k8s::api::resource::v1::ResourceClaimTemplateSpec) -> Self {
@@ -6210,46 +4434,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourcePool {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourcePool {
-        const NAME: &'static str = "ResourcePool";
-        const KEYS: &'static [&'static str] = &[
-            "generation",
-            "name",
-            "resourceSliceCount",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "generation" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "resourceSliceCount" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.generation = rt::decode::null_default(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.resource_slice_count = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourcePool> for ResourcePool {
         fn from(full: &k8s::api::resource::v1::ResourcePool) -> Self {
             ResourcePool {
@@ -6329,49 +4513,6 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceSlice {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceSlice {
-        const NAME: &'static str = "ResourceSlice";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceSlice> for ResourceSlice {
@@ -6580,71 +4721,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourceSliceSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for ResourceSliceSpec {
-        const NAME: &'static str = "ResourceSliceSpec";
-        const KEYS: &'static [&'static str] = &[
-            "allNodes",
-            "devices",
-            "driver",
-            "nodeName",
-            "nodeSelector",
-            "partitionTypeAttribute",
-            "perDeviceNodeSelection",
-            "pool",
-            "sharedCounters",
-            "skipNodeOperations",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allNodes" => rt::Option::Some(0),
-                "devices" => rt::Option::Some(1),
-                "driver" => rt::Option::Some(2),
-                "nodeName" => rt::Option::Some(3),
-                "nodeSelector" => rt::Option::Some(4),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "partitionTypeAttribute" => rt::Option::Some(5),
-                "perDeviceNodeSelection" => rt::Option::Some(6),
-                "pool" => rt::Option::Some(7),
-                "sharedCounters" => rt::Option::Some(8),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "skipNodeOperations" => rt::Option::Some(9),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all_nodes = rt::decode::value(map)?,
-                1 => self.devices = rt::decode::value(map)?,
-                2 => self.driver = rt::decode::null_default(map)?,
-                3 => self.node_name = rt::decode::value(map)?,
-                4 => self.node_selector = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                5 => self.partition_type_attribute = rt::decode::value(map)?,
-                6 => self.per_device_node_selection = rt::decode::value(map)?,
-                7 => self.pool = rt::decode::null_default(map)?,
-                8 => self.shared_counters = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                9 => self.skip_node_operations = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::resource::v1::ResourceSliceSpec> for ResourceSliceSpec {
         fn from(full: &k8s::api::resource::v1::ResourceSliceSpec) -> Self {
             ResourceSliceSpec {
@@ -6720,6 +4796,1958 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.skip_node_operations, state);
         }
     }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::AllocatedDeviceStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::AllocatedDeviceStatus {
+            const NAME: &'static str = "AllocatedDeviceStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "data",
+                "device",
+                "driver",
+                "networkData",
+                "pool",
+                "shareID",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "data" => rt::Option::Some(1),
+                    "device" => rt::Option::Some(2),
+                    "driver" => rt::Option::Some(3),
+                    "networkData" => rt::Option::Some(4),
+                    "pool" => rt::Option::Some(5),
+                    "shareID" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.data = rt::decode::value(map)?,
+                    2 => self.device = rt::decode::null_default(map)?,
+                    3 => self.driver = rt::decode::null_default(map)?,
+                    4 => self.network_data = rt::decode::value(map)?,
+                    5 => self.pool = rt::decode::null_default(map)?,
+                    6 => self.share_id = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::AllocationResult {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::AllocationResult {
+            const NAME: &'static str = "AllocationResult";
+            const KEYS: &'static [&'static str] = &[
+                "allocationTimestamp",
+                "devices",
+                "nodeSelector",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocationTimestamp" => rt::Option::Some(0),
+                    "devices" => rt::Option::Some(1),
+                    "nodeSelector" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocation_timestamp = rt::decode::value(map)?,
+                    1 => self.devices = rt::decode::value(map)?,
+                    2 => self.node_selector = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CELDeviceSelector {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::CELDeviceSelector {
+            const NAME: &'static str = "CELDeviceSelector";
+            const KEYS: &'static [&'static str] = &["expression"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CapacityRequestPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::CapacityRequestPolicy {
+            const NAME: &'static str = "CapacityRequestPolicy";
+            const KEYS: &'static [&'static str] = &[
+                "default",
+                "validRange",
+                "validValues",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "default" => rt::Option::Some(0),
+                    "validRange" => rt::Option::Some(1),
+                    "validValues" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.default = rt::decode::quantity(map)?,
+                    1 => self.valid_range = rt::decode::value(map)?,
+                    2 => self.valid_values = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CapacityRequestPolicyRange {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::CapacityRequestPolicyRange {
+            const NAME: &'static str = "CapacityRequestPolicyRange";
+            const KEYS: &'static [&'static str] = &["max", "min", "step"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "max" => rt::Option::Some(0),
+                    "min" => rt::Option::Some(1),
+                    "step" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.max = rt::decode::quantity(map)?,
+                    1 => self.min = rt::decode::quantity_or_default(map)?,
+                    2 => self.step = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CapacityRequirements {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::CapacityRequirements {
+            const NAME: &'static str = "CapacityRequirements";
+            const KEYS: &'static [&'static str] = &["requests"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "requests" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.requests = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::Counter {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::Counter {
+            const NAME: &'static str = "Counter";
+            const KEYS: &'static [&'static str] = &["value"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "value" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.value = rt::decode::quantity_or_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CounterSet {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::CounterSet {
+            const NAME: &'static str = "CounterSet";
+            const KEYS: &'static [&'static str] = &["counters", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "counters" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.counters = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::Device {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::Device {
+            const NAME: &'static str = "Device";
+            const KEYS: &'static [&'static str] = &[
+                "allNodes",
+                "allowMultipleAllocations",
+                "attributes",
+                "bindingConditions",
+                "bindingFailureConditions",
+                "bindsToNode",
+                "capacity",
+                "consumesCounters",
+                "name",
+                "nodeAllocatableResourceMappings",
+                "nodeAllocatableResources",
+                "nodeName",
+                "nodeSelector",
+                "taints",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allNodes" => rt::Option::Some(0),
+                    "allowMultipleAllocations" => rt::Option::Some(1),
+                    "attributes" => rt::Option::Some(2),
+                    "bindingConditions" => rt::Option::Some(3),
+                    "bindingFailureConditions" => rt::Option::Some(4),
+                    "bindsToNode" => rt::Option::Some(5),
+                    "capacity" => rt::Option::Some(6),
+                    "consumesCounters" => rt::Option::Some(7),
+                    "name" => rt::Option::Some(8),
+                    #[cfg(k8s_openapi_enabled_version = "1.36")]
+                    "nodeAllocatableResourceMappings" => rt::Option::Some(9),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "nodeAllocatableResources" => rt::Option::Some(10),
+                    "nodeName" => rt::Option::Some(11),
+                    "nodeSelector" => rt::Option::Some(12),
+                    "taints" => rt::Option::Some(13),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all_nodes = rt::decode::value(map)?,
+                    1 => self.allow_multiple_allocations = rt::decode::value(map)?,
+                    2 => self.attributes = rt::decode::value(map)?,
+                    3 => self.binding_conditions = rt::decode::value(map)?,
+                    4 => self.binding_failure_conditions = rt::decode::value(map)?,
+                    5 => self.binds_to_node = rt::decode::value(map)?,
+                    6 => self.capacity = rt::decode::value(map)?,
+                    7 => self.consumes_counters = rt::decode::value(map)?,
+                    8 => self.name = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.36")]
+                    9 => {
+                        self.node_allocatable_resource_mappings = rt::decode::value(map)?;
+                    }
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    10 => self.node_allocatable_resources = rt::decode::value(map)?,
+                    11 => self.node_name = rt::decode::value(map)?,
+                    12 => self.node_selector = rt::decode::value(map)?,
+                    13 => self.taints = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceAllocationConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceAllocationConfiguration {
+            const NAME: &'static str = "DeviceAllocationConfiguration";
+            const KEYS: &'static [&'static str] = &["opaque", "requests", "source"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "opaque" => rt::Option::Some(0),
+                    "requests" => rt::Option::Some(1),
+                    "source" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.opaque = rt::decode::value(map)?,
+                    1 => self.requests = rt::decode::value(map)?,
+                    2 => self.source = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceAllocationResult {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceAllocationResult {
+            const NAME: &'static str = "DeviceAllocationResult";
+            const KEYS: &'static [&'static str] = &["config", "results"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "config" => rt::Option::Some(0),
+                    "results" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.config = rt::decode::value(map)?,
+                    1 => self.results = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceAttribute {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceAttribute {
+            const NAME: &'static str = "DeviceAttribute";
+            const KEYS: &'static [&'static str] = &[
+                "bool",
+                "bools",
+                "int",
+                "ints",
+                "string",
+                "strings",
+                "version",
+                "versions",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "bool" => rt::Option::Some(0),
+                    #[cfg(k8s_since = "1.36")]
+                    "bools" => rt::Option::Some(1),
+                    "int" => rt::Option::Some(2),
+                    #[cfg(k8s_since = "1.36")]
+                    "ints" => rt::Option::Some(3),
+                    "string" => rt::Option::Some(4),
+                    #[cfg(k8s_since = "1.36")]
+                    "strings" => rt::Option::Some(5),
+                    "version" => rt::Option::Some(6),
+                    #[cfg(k8s_since = "1.36")]
+                    "versions" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.bool = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    1 => self.bools = rt::decode::value(map)?,
+                    2 => self.int = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    3 => self.ints = rt::decode::value(map)?,
+                    4 => self.string = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    5 => self.strings = rt::decode::value(map)?,
+                    6 => self.version = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    7 => self.versions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceCapacity {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceCapacity {
+            const NAME: &'static str = "DeviceCapacity";
+            const KEYS: &'static [&'static str] = &["requestPolicy", "value"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "requestPolicy" => rt::Option::Some(0),
+                    "value" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.request_policy = rt::decode::value(map)?,
+                    1 => self.value = rt::decode::quantity_or_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceClaim {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceClaim {
+            const NAME: &'static str = "DeviceClaim";
+            const KEYS: &'static [&'static str] = &["config", "constraints", "requests"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "config" => rt::Option::Some(0),
+                    "constraints" => rt::Option::Some(1),
+                    "requests" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.config = rt::decode::value(map)?,
+                    1 => self.constraints = rt::decode::value(map)?,
+                    2 => self.requests = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceClaimConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceClaimConfiguration {
+            const NAME: &'static str = "DeviceClaimConfiguration";
+            const KEYS: &'static [&'static str] = &["opaque", "requests"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "opaque" => rt::Option::Some(0),
+                    "requests" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.opaque = rt::decode::value(map)?,
+                    1 => self.requests = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceClass {
+            const NAME: &'static str = "DeviceClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceClassConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceClassConfiguration {
+            const NAME: &'static str = "DeviceClassConfiguration";
+            const KEYS: &'static [&'static str] = &["opaque"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "opaque" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.opaque = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceClassSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceClassSpec {
+            const NAME: &'static str = "DeviceClassSpec";
+            const KEYS: &'static [&'static str] = &[
+                "config",
+                "extendedResourceName",
+                "selectors",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "config" => rt::Option::Some(0),
+                    "extendedResourceName" => rt::Option::Some(1),
+                    "selectors" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.config = rt::decode::value(map)?,
+                    1 => self.extended_resource_name = rt::decode::value(map)?,
+                    2 => self.selectors = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceConstraint {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceConstraint {
+            const NAME: &'static str = "DeviceConstraint";
+            const KEYS: &'static [&'static str] = &[
+                "distinctAttribute",
+                "matchAttribute",
+                "requests",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "distinctAttribute" => rt::Option::Some(0),
+                    "matchAttribute" => rt::Option::Some(1),
+                    "requests" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.distinct_attribute = rt::decode::value(map)?,
+                    1 => self.match_attribute = rt::decode::value(map)?,
+                    2 => self.requests = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceCounterConsumption {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceCounterConsumption {
+            const NAME: &'static str = "DeviceCounterConsumption";
+            const KEYS: &'static [&'static str] = &[
+                "compatibilityGroups",
+                "counterSet",
+                "counters",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "compatibilityGroups" => rt::Option::Some(0),
+                    "counterSet" => rt::Option::Some(1),
+                    "counters" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    0 => self.compatibility_groups = rt::decode::value(map)?,
+                    1 => self.counter_set = rt::decode::null_default(map)?,
+                    2 => self.counters = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceDerivedAttribute {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DeviceDerivedAttribute {
+            const NAME: &'static str = "DeviceDerivedAttribute";
+            const KEYS: &'static [&'static str] = &["expression", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "expression" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.expression = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceRequest {
+            const NAME: &'static str = "DeviceRequest";
+            const KEYS: &'static [&'static str] = &["exactly", "firstAvailable", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "exactly" => rt::Option::Some(0),
+                    "firstAvailable" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.exactly = rt::decode::value(map)?,
+                    1 => self.first_available = rt::decode::value(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceRequestAllocationResult {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceRequestAllocationResult {
+            const NAME: &'static str = "DeviceRequestAllocationResult";
+            const KEYS: &'static [&'static str] = &[
+                "adminAccess",
+                "bindingConditions",
+                "bindingFailureConditions",
+                "consumedCapacity",
+                "device",
+                "driver",
+                "pool",
+                "request",
+                "shareID",
+                "skipNodeOperations",
+                "tolerations",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "adminAccess" => rt::Option::Some(0),
+                    "bindingConditions" => rt::Option::Some(1),
+                    "bindingFailureConditions" => rt::Option::Some(2),
+                    "consumedCapacity" => rt::Option::Some(3),
+                    "device" => rt::Option::Some(4),
+                    "driver" => rt::Option::Some(5),
+                    "pool" => rt::Option::Some(6),
+                    "request" => rt::Option::Some(7),
+                    "shareID" => rt::Option::Some(8),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "skipNodeOperations" => rt::Option::Some(9),
+                    "tolerations" => rt::Option::Some(10),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.admin_access = rt::decode::value(map)?,
+                    1 => self.binding_conditions = rt::decode::value(map)?,
+                    2 => self.binding_failure_conditions = rt::decode::value(map)?,
+                    3 => self.consumed_capacity = rt::decode::quantity(map)?,
+                    4 => self.device = rt::decode::null_default(map)?,
+                    5 => self.driver = rt::decode::null_default(map)?,
+                    6 => self.pool = rt::decode::null_default(map)?,
+                    7 => self.request = rt::decode::null_default(map)?,
+                    8 => self.share_id = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    9 => self.skip_node_operations = rt::decode::value(map)?,
+                    10 => self.tolerations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceSelector {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceSelector {
+            const NAME: &'static str = "DeviceSelector";
+            const KEYS: &'static [&'static str] = &["cel"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "cel" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.cel = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceSubRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceSubRequest {
+            const NAME: &'static str = "DeviceSubRequest";
+            const KEYS: &'static [&'static str] = &[
+                "allocationMode",
+                "capacity",
+                "count",
+                "derivedAttributes",
+                "deviceClassName",
+                "name",
+                "selectors",
+                "tolerations",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocationMode" => rt::Option::Some(0),
+                    "capacity" => rt::Option::Some(1),
+                    "count" => rt::Option::Some(2),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "derivedAttributes" => rt::Option::Some(3),
+                    "deviceClassName" => rt::Option::Some(4),
+                    "name" => rt::Option::Some(5),
+                    "selectors" => rt::Option::Some(6),
+                    "tolerations" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocation_mode = rt::decode::value(map)?,
+                    1 => self.capacity = rt::decode::value(map)?,
+                    2 => self.count = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.derived_attributes = rt::decode::value(map)?,
+                    4 => self.device_class_name = rt::decode::null_default(map)?,
+                    5 => self.name = rt::decode::null_default(map)?,
+                    6 => self.selectors = rt::decode::value(map)?,
+                    7 => self.tolerations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceTaint {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceTaint {
+            const NAME: &'static str = "DeviceTaint";
+            const KEYS: &'static [&'static str] = &[
+                "effect",
+                "key",
+                "timeAdded",
+                "value",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "effect" => rt::Option::Some(0),
+                    "key" => rt::Option::Some(1),
+                    "timeAdded" => rt::Option::Some(2),
+                    "value" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.effect = rt::decode::null_default(map)?,
+                    1 => self.key = rt::decode::null_default(map)?,
+                    2 => self.time_added = rt::decode::value(map)?,
+                    3 => self.value = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceTaintRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DeviceTaintRule {
+            const NAME: &'static str = "DeviceTaintRule";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceTaintRuleSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DeviceTaintRuleSpec {
+            const NAME: &'static str = "DeviceTaintRuleSpec";
+            const KEYS: &'static [&'static str] = &["deviceSelector", "taint"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "deviceSelector" => rt::Option::Some(0),
+                    "taint" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.device_selector = rt::decode::value(map)?,
+                    1 => self.taint = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceTaintRuleStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DeviceTaintRuleStatus {
+            const NAME: &'static str = "DeviceTaintRuleStatus";
+            const KEYS: &'static [&'static str] = &["conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceTaintSelector {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DeviceTaintSelector {
+            const NAME: &'static str = "DeviceTaintSelector";
+            const KEYS: &'static [&'static str] = &["device", "driver", "pool"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "device" => rt::Option::Some(0),
+                    "driver" => rt::Option::Some(1),
+                    "pool" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.device = rt::decode::value(map)?,
+                    1 => self.driver = rt::decode::value(map)?,
+                    2 => self.pool = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DeviceToleration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::DeviceToleration {
+            const NAME: &'static str = "DeviceToleration";
+            const KEYS: &'static [&'static str] = &[
+                "effect",
+                "key",
+                "operator",
+                "tolerationSeconds",
+                "value",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "effect" => rt::Option::Some(0),
+                    "key" => rt::Option::Some(1),
+                    "operator" => rt::Option::Some(2),
+                    "tolerationSeconds" => rt::Option::Some(3),
+                    "value" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.effect = rt::decode::value(map)?,
+                    1 => self.key = rt::decode::value(map)?,
+                    2 => self.operator = rt::decode::value(map)?,
+                    3 => self.toleration_seconds = rt::decode::value(map)?,
+                    4 => self.value = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ExactDeviceRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ExactDeviceRequest {
+            const NAME: &'static str = "ExactDeviceRequest";
+            const KEYS: &'static [&'static str] = &[
+                "adminAccess",
+                "allocationMode",
+                "capacity",
+                "count",
+                "derivedAttributes",
+                "deviceClassName",
+                "selectors",
+                "tolerations",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "adminAccess" => rt::Option::Some(0),
+                    "allocationMode" => rt::Option::Some(1),
+                    "capacity" => rt::Option::Some(2),
+                    "count" => rt::Option::Some(3),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "derivedAttributes" => rt::Option::Some(4),
+                    "deviceClassName" => rt::Option::Some(5),
+                    "selectors" => rt::Option::Some(6),
+                    "tolerations" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.admin_access = rt::decode::value(map)?,
+                    1 => self.allocation_mode = rt::decode::value(map)?,
+                    2 => self.capacity = rt::decode::value(map)?,
+                    3 => self.count = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.derived_attributes = rt::decode::value(map)?,
+                    5 => self.device_class_name = rt::decode::null_default(map)?,
+                    6 => self.selectors = rt::decode::value(map)?,
+                    7 => self.tolerations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::NetworkDeviceData {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::NetworkDeviceData {
+            const NAME: &'static str = "NetworkDeviceData";
+            const KEYS: &'static [&'static str] = &[
+                "hardwareAddress",
+                "interfaceName",
+                "ips",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "hardwareAddress" => rt::Option::Some(0),
+                    "interfaceName" => rt::Option::Some(1),
+                    "ips" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.hardware_address = rt::decode::value(map)?,
+                    1 => self.interface_name = rt::decode::value(map)?,
+                    2 => self.ips = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::NodeAllocatableMapping {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::NodeAllocatableMapping {
+            const NAME: &'static str = "NodeAllocatableMapping";
+            const KEYS: &'static [&'static str] = &[
+                "capacityKey",
+                "capacityMultiplier",
+                "deviceMultiplier",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "capacityKey" => rt::Option::Some(0),
+                    "capacityMultiplier" => rt::Option::Some(1),
+                    "deviceMultiplier" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.capacity_key = rt::decode::value(map)?,
+                    1 => self.capacity_multiplier = rt::decode::quantity(map)?,
+                    2 => self.device_multiplier = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::NodeAllocatableOverhead {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::NodeAllocatableOverhead {
+            const NAME: &'static str = "NodeAllocatableOverhead";
+            const KEYS: &'static [&'static str] = &["perContainer", "perPod"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "perContainer" => rt::Option::Some(0),
+                    "perPod" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.per_container = rt::decode::quantity(map)?,
+                    1 => self.per_pod = rt::decode::quantity(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::NodeAllocatableResource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::NodeAllocatableResource {
+            const NAME: &'static str = "NodeAllocatableResource";
+            const KEYS: &'static [&'static str] = &["mapping", "overhead"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "mapping" => rt::Option::Some(0),
+                    "overhead" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.mapping = rt::decode::value(map)?,
+                    1 => self.overhead = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::NodeAllocatableResourceMapping {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.36")]
+        impl rt::decode::Fields for super::NodeAllocatableResourceMapping {
+            const NAME: &'static str = "NodeAllocatableResourceMapping";
+            const KEYS: &'static [&'static str] = &[
+                "allocationMultiplier",
+                "capacityKey",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocationMultiplier" => rt::Option::Some(0),
+                    "capacityKey" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocation_multiplier = rt::decode::quantity(map)?,
+                    1 => self.capacity_key = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::OpaqueDeviceConfiguration {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::OpaqueDeviceConfiguration {
+            const NAME: &'static str = "OpaqueDeviceConfiguration";
+            const KEYS: &'static [&'static str] = &["driver", "parameters"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "driver" => rt::Option::Some(0),
+                    "parameters" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.driver = rt::decode::null_default(map)?,
+                    1 => self.parameters = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaim {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaim {
+            const NAME: &'static str = "ResourceClaim";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaimConsumerReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaimConsumerReference {
+            const NAME: &'static str = "ResourceClaimConsumerReference";
+            const KEYS: &'static [&'static str] = &[
+                "apiGroup",
+                "name",
+                "resource",
+                "uid",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroup" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "resource" => rt::Option::Some(2),
+                    "uid" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_group = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.resource = rt::decode::null_default(map)?,
+                    3 => self.uid = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaimSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaimSpec {
+            const NAME: &'static str = "ResourceClaimSpec";
+            const KEYS: &'static [&'static str] = &["devices"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "devices" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.devices = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaimStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaimStatus {
+            const NAME: &'static str = "ResourceClaimStatus";
+            const KEYS: &'static [&'static str] = &[
+                "allocation",
+                "devices",
+                "reservedFor",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocation" => rt::Option::Some(0),
+                    "devices" => rt::Option::Some(1),
+                    "reservedFor" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocation = rt::decode::value(map)?,
+                    1 => self.devices = rt::decode::value(map)?,
+                    2 => self.reserved_for = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaimTemplate {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaimTemplate {
+            const NAME: &'static str = "ResourceClaimTemplate";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    3 => self.spec = rt::decode::value(map)?,
+                    #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceClaimTemplateSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceClaimTemplateSpec {
+            const NAME: &'static str = "ResourceClaimTemplateSpec";
+            const KEYS: &'static [&'static str] = &["metadata", "spec"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "metadata" => rt::Option::Some(0),
+                    "spec" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.metadata = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    1 => self.spec = rt::decode::value(map)?,
+                    #[cfg(all(k8s_since = "1.34", k8s_until = "1.36"))]
+                    1 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourcePool {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourcePool {
+            const NAME: &'static str = "ResourcePool";
+            const KEYS: &'static [&'static str] = &[
+                "generation",
+                "name",
+                "resourceSliceCount",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "generation" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "resourceSliceCount" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.generation = rt::decode::null_default(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.resource_slice_count = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceSlice {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceSlice {
+            const NAME: &'static str = "ResourceSlice";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourceSliceSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::ResourceSliceSpec {
+            const NAME: &'static str = "ResourceSliceSpec";
+            const KEYS: &'static [&'static str] = &[
+                "allNodes",
+                "devices",
+                "driver",
+                "nodeName",
+                "nodeSelector",
+                "partitionTypeAttribute",
+                "perDeviceNodeSelection",
+                "pool",
+                "sharedCounters",
+                "skipNodeOperations",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allNodes" => rt::Option::Some(0),
+                    "devices" => rt::Option::Some(1),
+                    "driver" => rt::Option::Some(2),
+                    "nodeName" => rt::Option::Some(3),
+                    "nodeSelector" => rt::Option::Some(4),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "partitionTypeAttribute" => rt::Option::Some(5),
+                    "perDeviceNodeSelection" => rt::Option::Some(6),
+                    "pool" => rt::Option::Some(7),
+                    "sharedCounters" => rt::Option::Some(8),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "skipNodeOperations" => rt::Option::Some(9),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all_nodes = rt::decode::value(map)?,
+                    1 => self.devices = rt::decode::value(map)?,
+                    2 => self.driver = rt::decode::null_default(map)?,
+                    3 => self.node_name = rt::decode::value(map)?,
+                    4 => self.node_selector = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    5 => self.partition_type_attribute = rt::decode::value(map)?,
+                    6 => self.per_device_node_selection = rt::decode::value(map)?,
+                    7 => self.pool = rt::decode::null_default(map)?,
+                    8 => self.shared_counters = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    9 => self.skip_node_operations = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+    }
 }
 /// Compact types of k8s-openapi's `api::resource::v1alpha3`.
 pub mod v1alpha3 {
@@ -6761,49 +6789,6 @@ pub mod v1alpha3 {
                 ("type_", "type"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PartitionTypeStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PartitionTypeStatus {
-        const NAME: &'static str = "PartitionTypeStatus";
-        const KEYS: &'static [&'static str] = &[
-            "allocatable",
-            "attribute",
-            "total",
-            "type",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocatable" => rt::Option::Some(0),
-                "attribute" => rt::Option::Some(1),
-                "total" => rt::Option::Some(2),
-                "type" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocatable = rt::decode::null_default(map)?,
-                1 => self.attribute = rt::decode::null_default(map)?,
-                2 => self.total = rt::decode::null_default(map)?,
-                3 => self.type_ = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1alpha3::PartitionTypeStatus>
@@ -6969,77 +6954,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for PoolStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for PoolStatus {
-        const NAME: &'static str = "PoolStatus";
-        const KEYS: &'static [&'static str] = &[
-            "allocatedDevices",
-            "availableDevices",
-            "driver",
-            "generation",
-            "nodeName",
-            "partitionSummary",
-            "poolName",
-            "resourceSliceCount",
-            "shareableSummary",
-            "totalDevices",
-            "unavailableDevices",
-            "validationError",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocatedDevices" => rt::Option::Some(0),
-                "availableDevices" => rt::Option::Some(1),
-                "driver" => rt::Option::Some(2),
-                "generation" => rt::Option::Some(3),
-                "nodeName" => rt::Option::Some(4),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "partitionSummary" => rt::Option::Some(5),
-                "poolName" => rt::Option::Some(6),
-                "resourceSliceCount" => rt::Option::Some(7),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "shareableSummary" => rt::Option::Some(8),
-                "totalDevices" => rt::Option::Some(9),
-                "unavailableDevices" => rt::Option::Some(10),
-                "validationError" => rt::Option::Some(11),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocated_devices = rt::decode::value(map)?,
-                1 => self.available_devices = rt::decode::value(map)?,
-                2 => self.driver = rt::decode::null_default(map)?,
-                3 => self.generation = rt::decode::null_default(map)?,
-                4 => self.node_name = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                5 => self.partition_summary = rt::decode::value(map)?,
-                6 => self.pool_name = rt::decode::null_default(map)?,
-                7 => self.resource_slice_count = rt::decode::value(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                8 => self.shareable_summary = rt::decode::value(map)?,
-                9 => self.total_devices = rt::decode::value(map)?,
-                10 => self.unavailable_devices = rt::decode::value(map)?,
-                11 => self.validation_error = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::resource::v1alpha3::PoolStatus> for PoolStatus {
         fn from(full: &k8s::api::resource::v1alpha3::PoolStatus) -> Self {
             PoolStatus {
@@ -7158,52 +7072,6 @@ pub mod v1alpha3 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourcePoolStatusRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for ResourcePoolStatusRequest {
-        const NAME: &'static str = "ResourcePoolStatusRequest";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>
@@ -7381,51 +7249,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourcePoolStatusRequestSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for ResourcePoolStatusRequestSpec {
-        const NAME: &'static str = "ResourcePoolStatusRequestSpec";
-        const KEYS: &'static [&'static str] = &[
-            "defaultPartitionTypeAttribute",
-            "driver",
-            "limit",
-            "poolName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "defaultPartitionTypeAttribute" => rt::Option::Some(0),
-                "driver" => rt::Option::Some(1),
-                "limit" => rt::Option::Some(2),
-                "poolName" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                0 => self.default_partition_type_attribute = rt::decode::value(map)?,
-                1 => self.driver = rt::decode::null_default(map)?,
-                2 => self.limit = rt::decode::value(map)?,
-                3 => self.pool_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::resource::v1alpha3::ResourcePoolStatusRequestSpec>
     for ResourcePoolStatusRequestSpec {
         fn from(
@@ -7532,42 +7355,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_since = "1.36")]
-    impl<'de> rt::serde::Deserialize<'de> for ResourcePoolStatusRequestStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
-    impl rt::decode::Fields for ResourcePoolStatusRequestStatus {
-        const NAME: &'static str = "ResourcePoolStatusRequestStatus";
-        const KEYS: &'static [&'static str] = &["conditions", "poolCount", "pools"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "poolCount" => rt::Option::Some(1),
-                "pools" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.pool_count = rt::decode::null_default(map)?,
-                2 => self.pools = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::resource::v1alpha3::ResourcePoolStatusRequestStatus>
     for ResourcePoolStatusRequestStatus {
         fn from(
@@ -7668,49 +7455,6 @@ pub mod v1alpha3 {
                 ("total", "total"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for ShareableCapacityStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for ShareableCapacityStatus {
-        const NAME: &'static str = "ShareableCapacityStatus";
-        const KEYS: &'static [&'static str] = &[
-            "available",
-            "consumed",
-            "name",
-            "total",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "available" => rt::Option::Some(0),
-                "consumed" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                "total" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.available = rt::decode::quantity_or_default(map)?,
-                1 => self.consumed = rt::decode::quantity_or_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                3 => self.total = rt::decode::quantity_or_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1alpha3::ShareableCapacityStatus>
@@ -7820,46 +7564,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for ShareableSummaryStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for ShareableSummaryStatus {
-        const NAME: &'static str = "ShareableSummaryStatus";
-        const KEYS: &'static [&'static str] = &[
-            "capacity",
-            "fullyAvailableDevices",
-            "partiallyAvailableDevices",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "capacity" => rt::Option::Some(0),
-                "fullyAvailableDevices" => rt::Option::Some(1),
-                "partiallyAvailableDevices" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.capacity = rt::decode::value(map)?,
-                1 => self.fully_available_devices = rt::decode::null_default(map)?,
-                2 => self.partially_available_devices = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::resource::v1alpha3::ShareableSummaryStatus>
     for ShareableSummaryStatus {
         fn from(full: &k8s::api::resource::v1alpha3::ShareableSummaryStatus) -> Self {
@@ -7912,6 +7616,338 @@ pub mod v1alpha3 {
             rt::ShareHash::share_hash(&self.capacity, state);
             rt::ShareHash::share_hash(&self.fully_available_devices, state);
             rt::ShareHash::share_hash(&self.partially_available_devices, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PartitionTypeStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PartitionTypeStatus {
+            const NAME: &'static str = "PartitionTypeStatus";
+            const KEYS: &'static [&'static str] = &[
+                "allocatable",
+                "attribute",
+                "total",
+                "type",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocatable" => rt::Option::Some(0),
+                    "attribute" => rt::Option::Some(1),
+                    "total" => rt::Option::Some(2),
+                    "type" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocatable = rt::decode::null_default(map)?,
+                    1 => self.attribute = rt::decode::null_default(map)?,
+                    2 => self.total = rt::decode::null_default(map)?,
+                    3 => self.type_ = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PoolStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::PoolStatus {
+            const NAME: &'static str = "PoolStatus";
+            const KEYS: &'static [&'static str] = &[
+                "allocatedDevices",
+                "availableDevices",
+                "driver",
+                "generation",
+                "nodeName",
+                "partitionSummary",
+                "poolName",
+                "resourceSliceCount",
+                "shareableSummary",
+                "totalDevices",
+                "unavailableDevices",
+                "validationError",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocatedDevices" => rt::Option::Some(0),
+                    "availableDevices" => rt::Option::Some(1),
+                    "driver" => rt::Option::Some(2),
+                    "generation" => rt::Option::Some(3),
+                    "nodeName" => rt::Option::Some(4),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "partitionSummary" => rt::Option::Some(5),
+                    "poolName" => rt::Option::Some(6),
+                    "resourceSliceCount" => rt::Option::Some(7),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "shareableSummary" => rt::Option::Some(8),
+                    "totalDevices" => rt::Option::Some(9),
+                    "unavailableDevices" => rt::Option::Some(10),
+                    "validationError" => rt::Option::Some(11),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocated_devices = rt::decode::value(map)?,
+                    1 => self.available_devices = rt::decode::value(map)?,
+                    2 => self.driver = rt::decode::null_default(map)?,
+                    3 => self.generation = rt::decode::null_default(map)?,
+                    4 => self.node_name = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    5 => self.partition_summary = rt::decode::value(map)?,
+                    6 => self.pool_name = rt::decode::null_default(map)?,
+                    7 => self.resource_slice_count = rt::decode::value(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    8 => self.shareable_summary = rt::decode::value(map)?,
+                    9 => self.total_devices = rt::decode::value(map)?,
+                    10 => self.unavailable_devices = rt::decode::value(map)?,
+                    11 => self.validation_error = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourcePoolStatusRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::ResourcePoolStatusRequest {
+            const NAME: &'static str = "ResourcePoolStatusRequest";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ResourcePoolStatusRequestSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::ResourcePoolStatusRequestSpec {
+            const NAME: &'static str = "ResourcePoolStatusRequestSpec";
+            const KEYS: &'static [&'static str] = &[
+                "defaultPartitionTypeAttribute",
+                "driver",
+                "limit",
+                "poolName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "defaultPartitionTypeAttribute" => rt::Option::Some(0),
+                    "driver" => rt::Option::Some(1),
+                    "limit" => rt::Option::Some(2),
+                    "poolName" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    0 => self.default_partition_type_attribute = rt::decode::value(map)?,
+                    1 => self.driver = rt::decode::null_default(map)?,
+                    2 => self.limit = rt::decode::value(map)?,
+                    3 => self.pool_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::ResourcePoolStatusRequestStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.36")]
+        impl rt::decode::Fields for super::ResourcePoolStatusRequestStatus {
+            const NAME: &'static str = "ResourcePoolStatusRequestStatus";
+            const KEYS: &'static [&'static str] = &["conditions", "poolCount", "pools"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "poolCount" => rt::Option::Some(1),
+                    "pools" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.pool_count = rt::decode::null_default(map)?,
+                    2 => self.pools = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ShareableCapacityStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::ShareableCapacityStatus {
+            const NAME: &'static str = "ShareableCapacityStatus";
+            const KEYS: &'static [&'static str] = &[
+                "available",
+                "consumed",
+                "name",
+                "total",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "available" => rt::Option::Some(0),
+                    "consumed" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    "total" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.available = rt::decode::quantity_or_default(map)?,
+                    1 => self.consumed = rt::decode::quantity_or_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    3 => self.total = rt::decode::quantity_or_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::ShareableSummaryStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::ShareableSummaryStatus {
+            const NAME: &'static str = "ShareableSummaryStatus";
+            const KEYS: &'static [&'static str] = &[
+                "capacity",
+                "fullyAvailableDevices",
+                "partiallyAvailableDevices",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "capacity" => rt::Option::Some(0),
+                    "fullyAvailableDevices" => rt::Option::Some(1),
+                    "partiallyAvailableDevices" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.capacity = rt::decode::value(map)?,
+                    1 => self.fully_available_devices = rt::decode::null_default(map)?,
+                    2 => {
+                        self.partially_available_devices = rt::decode::null_default(map)?;
+                    }
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -72,59 +72,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for PriorityClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for PriorityClass {
-        const NAME: &'static str = "PriorityClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "description",
-            "globalDefault",
-            "metadata",
-            "preemptionPolicy",
-            "value",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "description" => rt::Option::Some(2),
-                "globalDefault" => rt::Option::Some(3),
-                "metadata" => rt::Option::Some(4),
-                "preemptionPolicy" => rt::Option::Some(5),
-                "value" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.description = rt::decode::value(map)?,
-                3 => self.global_default = rt::decode::value(map)?,
-                4 => self.metadata = rt::decode::null_default(map)?,
-                5 => self.preemption_policy = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                6 => self.value = rt::decode::value(map)?,
-                #[cfg(k8s_until = "1.35")]
-                6 => self.value = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::scheduling::v1::PriorityClass> for PriorityClass {
         fn from(full: &k8s::api::scheduling::v1::PriorityClass) -> Self {
             PriorityClass {
@@ -236,6 +183,64 @@ pub mod v1 {
         const URL_PATH_SEGMENT: &'static str = <k8s::api::scheduling::v1::PriorityClass as rt::K8sResource>::URL_PATH_SEGMENT;
         type Scope = <k8s::api::scheduling::v1::PriorityClass as rt::K8sResource>::Scope;
     }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::PriorityClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::PriorityClass {
+            const NAME: &'static str = "PriorityClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "description",
+                "globalDefault",
+                "metadata",
+                "preemptionPolicy",
+                "value",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "description" => rt::Option::Some(2),
+                    "globalDefault" => rt::Option::Some(3),
+                    "metadata" => rt::Option::Some(4),
+                    "preemptionPolicy" => rt::Option::Some(5),
+                    "value" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.description = rt::decode::value(map)?,
+                    3 => self.global_default = rt::decode::value(map)?,
+                    4 => self.metadata = rt::decode::null_default(map)?,
+                    5 => self.preemption_policy = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    6 => self.value = rt::decode::value(map)?,
+                    #[cfg(k8s_until = "1.35")]
+                    6 => self.value = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+    }
 }
 /// Compact types of k8s-openapi's `api::scheduling::v1alpha3`.
 pub mod v1alpha3 {
@@ -266,40 +271,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositeDisruptionMode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositeDisruptionMode {
-        const NAME: &'static str = "CompositeDisruptionMode";
-        const KEYS: &'static [&'static str] = &["all", "single"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "all" => rt::Option::Some(0),
-                "single" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all = rt::decode::value(map)?,
-                1 => self.single = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositeDisruptionMode>
@@ -387,38 +358,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_group_count", "minGroupCount")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositeGangSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositeGangSchedulingPolicy {
-        const NAME: &'static str = "CompositeGangSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["minGroupCount"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minGroupCount" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_group_count = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositeGangSchedulingPolicy>
@@ -515,52 +454,6 @@ pub mod v1alpha3 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroup {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroup {
-        const NAME: &'static str = "CompositePodGroup";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroup>
@@ -714,38 +607,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingConstraints {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
-        const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
-        const KEYS: &'static [&'static str] = &["topology"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "topology" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.topology = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<
         &k8s::api::scheduling::v1alpha3::CompositePodGroupSchedulingConstraints,
     > for CompositePodGroupSchedulingConstraints {
@@ -825,40 +686,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
-        const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["basic", "gang"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "basic" => rt::Option::Some(0),
-                "gang" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.basic = rt::decode::value(map)?,
-                1 => self.gang = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupSchedulingPolicy>
@@ -1004,61 +831,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupSpec {
-        const NAME: &'static str = "CompositePodGroupSpec";
-        const KEYS: &'static [&'static str] = &[
-            "disruptionMode",
-            "parentCompositePodGroupName",
-            "preemptionPolicy",
-            "priority",
-            "priorityClassName",
-            "schedulingConstraints",
-            "schedulingPolicy",
-            "workloadRef",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "disruptionMode" => rt::Option::Some(0),
-                "parentCompositePodGroupName" => rt::Option::Some(1),
-                "preemptionPolicy" => rt::Option::Some(2),
-                "priority" => rt::Option::Some(3),
-                "priorityClassName" => rt::Option::Some(4),
-                "schedulingConstraints" => rt::Option::Some(5),
-                "schedulingPolicy" => rt::Option::Some(6),
-                "workloadRef" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.disruption_mode = rt::decode::value(map)?,
-                1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
-                2 => self.preemption_policy = rt::decode::value(map)?,
-                3 => self.priority = rt::decode::value(map)?,
-                4 => self.priority_class_name = rt::decode::value(map)?,
-                5 => self.scheduling_constraints = rt::decode::value(map)?,
-                6 => self.scheduling_policy = rt::decode::null_default(map)?,
-                7 => self.workload_ref = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupSpec>
     for CompositePodGroupSpec {
         fn from(full: &k8s::api::scheduling::v1alpha3::CompositePodGroupSpec) -> Self {
@@ -1170,38 +942,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupStatus {
-        const NAME: &'static str = "CompositePodGroupStatus";
-        const KEYS: &'static [&'static str] = &["conditions"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupStatus>
     for CompositePodGroupStatus {
         fn from(full: &k8s::api::scheduling::v1alpha3::CompositePodGroupStatus) -> Self {
@@ -1268,38 +1008,6 @@ pub mod v1alpha3 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for TopologyConstraint {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("key", "key")]);
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for TopologyConstraint {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for TopologyConstraint {
-        const NAME: &'static str = "TopologyConstraint";
-        const KEYS: &'static [&'static str] = &["key"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "key" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.key = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::TopologyConstraint>
@@ -1371,40 +1079,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupDisruptionMode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadPodGroupDisruptionMode {
-        const NAME: &'static str = "WorkloadPodGroupDisruptionMode";
-        const KEYS: &'static [&'static str] = &["all", "single"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "all" => rt::Option::Some(0),
-                "single" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all = rt::decode::value(map)?,
-                1 => self.single = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupDisruptionMode>
@@ -1496,38 +1170,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_count", "minCount")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupGangSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadPodGroupGangSchedulingPolicy {
-        const NAME: &'static str = "WorkloadPodGroupGangSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["minCount"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minCount" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_count = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupGangSchedulingPolicy>
@@ -1624,46 +1266,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupResourceClaim {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadPodGroupResourceClaim {
-        const NAME: &'static str = "WorkloadPodGroupResourceClaim";
-        const KEYS: &'static [&'static str] = &[
-            "name",
-            "resourceClaimName",
-            "resourceClaimTemplateName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "resourceClaimName" => rt::Option::Some(1),
-                "resourceClaimTemplateName" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.resource_claim_name = rt::decode::value(map)?,
-                2 => self.resource_claim_template_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupResourceClaim>
     for WorkloadPodGroupResourceClaim {
         fn from(
@@ -1752,38 +1354,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupSchedulingConstraints {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadPodGroupSchedulingConstraints {
-        const NAME: &'static str = "WorkloadPodGroupSchedulingConstraints";
-        const KEYS: &'static [&'static str] = &["topology"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "topology" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.topology = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingConstraints>
     for WorkloadPodGroupSchedulingConstraints {
         fn from(
@@ -1862,40 +1432,6 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadPodGroupSchedulingPolicy {
-        const NAME: &'static str = "WorkloadPodGroupSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["basic", "gang"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "basic" => rt::Option::Some(0),
-                "gang" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.basic = rt::decode::value(map)?,
-                1 => self.gang = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingPolicy>
@@ -1984,40 +1520,6 @@ pub mod v1alpha3 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadReference {
-        const NAME: &'static str = "WorkloadReference";
-        const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "templateName" => rt::Option::Some(0),
-                "workloadName" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.template_name = rt::decode::null_default(map)?,
-                1 => self.workload_name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadReference>
     for WorkloadReference {
         fn from(full: &k8s::api::scheduling::v1alpha3::WorkloadReference) -> Self {
@@ -2067,6 +1569,519 @@ pub mod v1alpha3 {
             rt::ShareHash::share_hash(&self.workload_name, state);
         }
     }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositeDisruptionMode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositeDisruptionMode {
+            const NAME: &'static str = "CompositeDisruptionMode";
+            const KEYS: &'static [&'static str] = &["all", "single"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "all" => rt::Option::Some(0),
+                    "single" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all = rt::decode::value(map)?,
+                    1 => self.single = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositeGangSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositeGangSchedulingPolicy {
+            const NAME: &'static str = "CompositeGangSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["minGroupCount"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minGroupCount" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_group_count = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositePodGroup {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroup {
+            const NAME: &'static str = "CompositePodGroup";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CompositePodGroupSchedulingConstraints {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupSchedulingConstraints {
+            const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
+            const KEYS: &'static [&'static str] = &["topology"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "topology" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.topology = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CompositePodGroupSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupSchedulingPolicy {
+            const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["basic", "gang"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "basic" => rt::Option::Some(0),
+                    "gang" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.basic = rt::decode::value(map)?,
+                    1 => self.gang = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositePodGroupSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupSpec {
+            const NAME: &'static str = "CompositePodGroupSpec";
+            const KEYS: &'static [&'static str] = &[
+                "disruptionMode",
+                "parentCompositePodGroupName",
+                "preemptionPolicy",
+                "priority",
+                "priorityClassName",
+                "schedulingConstraints",
+                "schedulingPolicy",
+                "workloadRef",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "disruptionMode" => rt::Option::Some(0),
+                    "parentCompositePodGroupName" => rt::Option::Some(1),
+                    "preemptionPolicy" => rt::Option::Some(2),
+                    "priority" => rt::Option::Some(3),
+                    "priorityClassName" => rt::Option::Some(4),
+                    "schedulingConstraints" => rt::Option::Some(5),
+                    "schedulingPolicy" => rt::Option::Some(6),
+                    "workloadRef" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.disruption_mode = rt::decode::value(map)?,
+                    1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
+                    2 => self.preemption_policy = rt::decode::value(map)?,
+                    3 => self.priority = rt::decode::value(map)?,
+                    4 => self.priority_class_name = rt::decode::value(map)?,
+                    5 => self.scheduling_constraints = rt::decode::value(map)?,
+                    6 => self.scheduling_policy = rt::decode::null_default(map)?,
+                    7 => self.workload_ref = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositePodGroupStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupStatus {
+            const NAME: &'static str = "CompositePodGroupStatus";
+            const KEYS: &'static [&'static str] = &["conditions"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::TopologyConstraint {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::TopologyConstraint {
+            const NAME: &'static str = "TopologyConstraint";
+            const KEYS: &'static [&'static str] = &["key"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "key" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.key = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::WorkloadPodGroupDisruptionMode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadPodGroupDisruptionMode {
+            const NAME: &'static str = "WorkloadPodGroupDisruptionMode";
+            const KEYS: &'static [&'static str] = &["all", "single"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "all" => rt::Option::Some(0),
+                    "single" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all = rt::decode::value(map)?,
+                    1 => self.single = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::WorkloadPodGroupGangSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadPodGroupGangSchedulingPolicy {
+            const NAME: &'static str = "WorkloadPodGroupGangSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["minCount"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minCount" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_count = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::WorkloadPodGroupResourceClaim {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadPodGroupResourceClaim {
+            const NAME: &'static str = "WorkloadPodGroupResourceClaim";
+            const KEYS: &'static [&'static str] = &[
+                "name",
+                "resourceClaimName",
+                "resourceClaimTemplateName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "resourceClaimName" => rt::Option::Some(1),
+                    "resourceClaimTemplateName" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.resource_claim_name = rt::decode::value(map)?,
+                    2 => self.resource_claim_template_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::WorkloadPodGroupSchedulingConstraints {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadPodGroupSchedulingConstraints {
+            const NAME: &'static str = "WorkloadPodGroupSchedulingConstraints";
+            const KEYS: &'static [&'static str] = &["topology"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "topology" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.topology = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::WorkloadPodGroupSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadPodGroupSchedulingPolicy {
+            const NAME: &'static str = "WorkloadPodGroupSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["basic", "gang"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "basic" => rt::Option::Some(0),
+                    "gang" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.basic = rt::decode::value(map)?,
+                    1 => self.gang = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::WorkloadReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadReference {
+            const NAME: &'static str = "WorkloadReference";
+            const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "templateName" => rt::Option::Some(0),
+                    "workloadName" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.template_name = rt::decode::null_default(map)?,
+                    1 => self.workload_name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+    }
 }
 /// Compact types of k8s-openapi's `api::scheduling::v1beta1`.
 pub mod v1beta1 {
@@ -2097,40 +2112,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositeDisruptionMode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositeDisruptionMode {
-        const NAME: &'static str = "CompositeDisruptionMode";
-        const KEYS: &'static [&'static str] = &["all", "single"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "all" => rt::Option::Some(0),
-                "single" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all = rt::decode::value(map)?,
-                1 => self.single = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositeDisruptionMode>
@@ -2220,38 +2201,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositeGangSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositeGangSchedulingPolicy {
-        const NAME: &'static str = "CompositeGangSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["minGroupCount"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minGroupCount" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_group_count = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositeGangSchedulingPolicy>
     for CompositeGangSchedulingPolicy {
         fn from(
@@ -2328,38 +2277,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("topology", "topology")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingConstraints {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
-        const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
-        const KEYS: &'static [&'static str] = &["topology"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "topology" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.topology = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints>
@@ -2440,40 +2357,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
-        const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["basic", "gang"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "basic" => rt::Option::Some(0),
-                "gang" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.basic = rt::decode::value(map)?,
-                1 => self.gang = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy>
@@ -2629,64 +2512,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupTemplate {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CompositePodGroupTemplate {
-        const NAME: &'static str = "CompositePodGroupTemplate";
-        const KEYS: &'static [&'static str] = &[
-            "compositePodGroupTemplates",
-            "disruptionMode",
-            "name",
-            "podGroupTemplates",
-            "preemptionPolicy",
-            "priority",
-            "priorityClassName",
-            "schedulingConstraints",
-            "schedulingPolicy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "compositePodGroupTemplates" => rt::Option::Some(0),
-                "disruptionMode" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                "podGroupTemplates" => rt::Option::Some(3),
-                "preemptionPolicy" => rt::Option::Some(4),
-                "priority" => rt::Option::Some(5),
-                "priorityClassName" => rt::Option::Some(6),
-                "schedulingConstraints" => rt::Option::Some(7),
-                "schedulingPolicy" => rt::Option::Some(8),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.composite_pod_group_templates = rt::decode::value(map)?,
-                1 => self.disruption_mode = rt::decode::value(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                3 => self.pod_group_templates = rt::decode::value(map)?,
-                4 => self.preemption_policy = rt::decode::value(map)?,
-                5 => self.priority = rt::decode::value(map)?,
-                6 => self.priority_class_name = rt::decode::value(map)?,
-                7 => self.scheduling_constraints = rt::decode::value(map)?,
-                8 => self.scheduling_policy = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupTemplate>
     for CompositePodGroupTemplate {
         fn from(
@@ -2798,40 +2623,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for DisruptionMode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for DisruptionMode {
-        const NAME: &'static str = "DisruptionMode";
-        const KEYS: &'static [&'static str] = &["all", "single"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "all" => rt::Option::Some(0),
-                "single" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.all = rt::decode::value(map)?,
-                1 => self.single = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::DisruptionMode> for DisruptionMode {
         fn from(full: &k8s::api::scheduling::v1beta1::DisruptionMode) -> Self {
             DisruptionMode {
@@ -2907,38 +2698,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_count", "minCount")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for GangSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for GangSchedulingPolicy {
-        const NAME: &'static str = "GangSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["minCount"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "minCount" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.min_count = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::GangSchedulingPolicy>
@@ -3029,52 +2788,6 @@ pub mod v1beta1 {
                 ("status", "status"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroup {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroup {
-        const NAME: &'static str = "PodGroup";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroup> for PodGroup {
@@ -3227,46 +2940,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupResourceClaim {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupResourceClaim {
-        const NAME: &'static str = "PodGroupResourceClaim";
-        const KEYS: &'static [&'static str] = &[
-            "name",
-            "resourceClaimName",
-            "resourceClaimTemplateName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "resourceClaimName" => rt::Option::Some(1),
-                "resourceClaimTemplateName" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.resource_claim_name = rt::decode::value(map)?,
-                2 => self.resource_claim_template_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupResourceClaim>
     for PodGroupResourceClaim {
         fn from(full: &k8s::api::scheduling::v1beta1::PodGroupResourceClaim) -> Self {
@@ -3363,40 +3036,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupResourceClaimStatus {
-        const NAME: &'static str = "PodGroupResourceClaimStatus";
-        const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "name" => rt::Option::Some(0),
-                "resourceClaimName" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.name = rt::decode::null_default(map)?,
-                1 => self.resource_claim_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupResourceClaimStatus>
     for PodGroupResourceClaimStatus {
         fn from(
@@ -3476,38 +3115,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupSchedulingConstraints {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupSchedulingConstraints {
-        const NAME: &'static str = "PodGroupSchedulingConstraints";
-        const KEYS: &'static [&'static str] = &["topology"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "topology" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.topology = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSchedulingConstraints>
     for PodGroupSchedulingConstraints {
         fn from(
@@ -3583,40 +3190,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupSchedulingPolicy {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupSchedulingPolicy {
-        const NAME: &'static str = "PodGroupSchedulingPolicy";
-        const KEYS: &'static [&'static str] = &["basic", "gang"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "basic" => rt::Option::Some(0),
-                "gang" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.basic = rt::decode::value(map)?,
-                1 => self.gang = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSchedulingPolicy>
@@ -3767,64 +3340,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupSpec {
-        const NAME: &'static str = "PodGroupSpec";
-        const KEYS: &'static [&'static str] = &[
-            "disruptionMode",
-            "parentCompositePodGroupName",
-            "preemptionPolicy",
-            "priority",
-            "priorityClassName",
-            "resourceClaims",
-            "schedulingConstraints",
-            "schedulingPolicy",
-            "workloadRef",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "disruptionMode" => rt::Option::Some(0),
-                "parentCompositePodGroupName" => rt::Option::Some(1),
-                "preemptionPolicy" => rt::Option::Some(2),
-                "priority" => rt::Option::Some(3),
-                "priorityClassName" => rt::Option::Some(4),
-                "resourceClaims" => rt::Option::Some(5),
-                "schedulingConstraints" => rt::Option::Some(6),
-                "schedulingPolicy" => rt::Option::Some(7),
-                "workloadRef" => rt::Option::Some(8),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.disruption_mode = rt::decode::value(map)?,
-                1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
-                2 => self.preemption_policy = rt::decode::value(map)?,
-                3 => self.priority = rt::decode::value(map)?,
-                4 => self.priority_class_name = rt::decode::value(map)?,
-                5 => self.resource_claims = rt::decode::value(map)?,
-                6 => self.scheduling_constraints = rt::decode::value(map)?,
-                7 => self.scheduling_policy = rt::decode::null_default(map)?,
-                8 => self.workload_ref = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSpec> for PodGroupSpec {
         fn from(full: &k8s::api::scheduling::v1beta1::PodGroupSpec) -> Self {
             PodGroupSpec {
@@ -3934,40 +3449,6 @@ pub mod v1beta1 {
                 ("resource_claim_statuses", "resourceClaimStatuses"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupStatus {
-        const NAME: &'static str = "PodGroupStatus";
-        const KEYS: &'static [&'static str] = &["conditions", "resourceClaimStatuses"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "conditions" => rt::Option::Some(0),
-                "resourceClaimStatuses" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.conditions = rt::decode::value(map)?,
-                1 => self.resource_claim_statuses = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupStatus> for PodGroupStatus {
@@ -4099,61 +3580,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for PodGroupTemplate {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for PodGroupTemplate {
-        const NAME: &'static str = "PodGroupTemplate";
-        const KEYS: &'static [&'static str] = &[
-            "disruptionMode",
-            "name",
-            "preemptionPolicy",
-            "priority",
-            "priorityClassName",
-            "resourceClaims",
-            "schedulingConstraints",
-            "schedulingPolicy",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "disruptionMode" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "preemptionPolicy" => rt::Option::Some(2),
-                "priority" => rt::Option::Some(3),
-                "priorityClassName" => rt::Option::Some(4),
-                "resourceClaims" => rt::Option::Some(5),
-                "schedulingConstraints" => rt::Option::Some(6),
-                "schedulingPolicy" => rt::Option::Some(7),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.disruption_mode = rt::decode::value(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.preemption_policy = rt::decode::value(map)?,
-                3 => self.priority = rt::decode::value(map)?,
-                4 => self.priority_class_name = rt::decode::value(map)?,
-                5 => self.resource_claims = rt::decode::value(map)?,
-                6 => self.scheduling_constraints = rt::decode::value(map)?,
-                7 => self.scheduling_policy = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupTemplate>
     for PodGroupTemplate {
         fn from(full: &k8s::api::scheduling::v1beta1::PodGroupTemplate) -> Self {
@@ -4258,38 +3684,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("key", "key")]);
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for TopologyConstraint {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for TopologyConstraint {
-        const NAME: &'static str = "TopologyConstraint";
-        const KEYS: &'static [&'static str] = &["key"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "key" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.key = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::TopologyConstraint>
     for TopologyConstraint {
         fn from(full: &k8s::api::scheduling::v1beta1::TopologyConstraint) -> Self {
@@ -4366,42 +3760,6 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("api_group", "apiGroup"), ("kind", "kind"), ("name", "name")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for TypedLocalObjectReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for TypedLocalObjectReference {
-        const NAME: &'static str = "TypedLocalObjectReference";
-        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiGroup" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "name" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_group = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::null_default(map)?,
-                2 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::TypedLocalObjectReference>
@@ -4496,49 +3854,6 @@ pub mod v1beta1 {
                 ("spec", "spec"),
             ],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for Workload {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for Workload {
-        const NAME: &'static str = "Workload";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::Workload> for Workload {
@@ -4674,40 +3989,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadReference {
-        const NAME: &'static str = "WorkloadReference";
-        const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "templateName" => rt::Option::Some(0),
-                "workloadName" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.template_name = rt::decode::null_default(map)?,
-                1 => self.workload_name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::WorkloadReference>
     for WorkloadReference {
         fn from(full: &k8s::api::scheduling::v1beta1::WorkloadReference) -> Self {
@@ -4803,46 +4084,6 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for WorkloadSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for WorkloadSpec {
-        const NAME: &'static str = "WorkloadSpec";
-        const KEYS: &'static [&'static str] = &[
-            "compositePodGroupTemplates",
-            "controllerRef",
-            "podGroupTemplates",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "compositePodGroupTemplates" => rt::Option::Some(0),
-                "controllerRef" => rt::Option::Some(1),
-                "podGroupTemplates" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.composite_pod_group_templates = rt::decode::value(map)?,
-                1 => self.controller_ref = rt::decode::value(map)?,
-                2 => self.pod_group_templates = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::WorkloadSpec> for WorkloadSpec {
         fn from(full: &k8s::api::scheduling::v1beta1::WorkloadSpec) -> Self {
             WorkloadSpec {
@@ -4888,6 +4129,790 @@ pub mod v1beta1 {
             rt::ShareHash::share_hash(&self.composite_pod_group_templates, state);
             rt::ShareHash::share_hash(&self.controller_ref, state);
             rt::ShareHash::share_hash(&self.pod_group_templates, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositeDisruptionMode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositeDisruptionMode {
+            const NAME: &'static str = "CompositeDisruptionMode";
+            const KEYS: &'static [&'static str] = &["all", "single"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "all" => rt::Option::Some(0),
+                    "single" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all = rt::decode::value(map)?,
+                    1 => self.single = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositeGangSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositeGangSchedulingPolicy {
+            const NAME: &'static str = "CompositeGangSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["minGroupCount"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minGroupCount" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_group_count = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CompositePodGroupSchedulingConstraints {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupSchedulingConstraints {
+            const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
+            const KEYS: &'static [&'static str] = &["topology"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "topology" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.topology = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de>
+        for super::CompositePodGroupSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupSchedulingPolicy {
+            const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["basic", "gang"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "basic" => rt::Option::Some(0),
+                    "gang" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.basic = rt::decode::value(map)?,
+                    1 => self.gang = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CompositePodGroupTemplate {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CompositePodGroupTemplate {
+            const NAME: &'static str = "CompositePodGroupTemplate";
+            const KEYS: &'static [&'static str] = &[
+                "compositePodGroupTemplates",
+                "disruptionMode",
+                "name",
+                "podGroupTemplates",
+                "preemptionPolicy",
+                "priority",
+                "priorityClassName",
+                "schedulingConstraints",
+                "schedulingPolicy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "compositePodGroupTemplates" => rt::Option::Some(0),
+                    "disruptionMode" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    "podGroupTemplates" => rt::Option::Some(3),
+                    "preemptionPolicy" => rt::Option::Some(4),
+                    "priority" => rt::Option::Some(5),
+                    "priorityClassName" => rt::Option::Some(6),
+                    "schedulingConstraints" => rt::Option::Some(7),
+                    "schedulingPolicy" => rt::Option::Some(8),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.composite_pod_group_templates = rt::decode::value(map)?,
+                    1 => self.disruption_mode = rt::decode::value(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    3 => self.pod_group_templates = rt::decode::value(map)?,
+                    4 => self.preemption_policy = rt::decode::value(map)?,
+                    5 => self.priority = rt::decode::value(map)?,
+                    6 => self.priority_class_name = rt::decode::value(map)?,
+                    7 => self.scheduling_constraints = rt::decode::value(map)?,
+                    8 => self.scheduling_policy = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::DisruptionMode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::DisruptionMode {
+            const NAME: &'static str = "DisruptionMode";
+            const KEYS: &'static [&'static str] = &["all", "single"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "all" => rt::Option::Some(0),
+                    "single" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.all = rt::decode::value(map)?,
+                    1 => self.single = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::GangSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::GangSchedulingPolicy {
+            const NAME: &'static str = "GangSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["minCount"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "minCount" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.min_count = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroup {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroup {
+            const NAME: &'static str = "PodGroup";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupResourceClaim {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupResourceClaim {
+            const NAME: &'static str = "PodGroupResourceClaim";
+            const KEYS: &'static [&'static str] = &[
+                "name",
+                "resourceClaimName",
+                "resourceClaimTemplateName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "resourceClaimName" => rt::Option::Some(1),
+                    "resourceClaimTemplateName" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.resource_claim_name = rt::decode::value(map)?,
+                    2 => self.resource_claim_template_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupResourceClaimStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupResourceClaimStatus {
+            const NAME: &'static str = "PodGroupResourceClaimStatus";
+            const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "name" => rt::Option::Some(0),
+                    "resourceClaimName" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.name = rt::decode::null_default(map)?,
+                    1 => self.resource_claim_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupSchedulingConstraints {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupSchedulingConstraints {
+            const NAME: &'static str = "PodGroupSchedulingConstraints";
+            const KEYS: &'static [&'static str] = &["topology"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "topology" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.topology = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupSchedulingPolicy {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupSchedulingPolicy {
+            const NAME: &'static str = "PodGroupSchedulingPolicy";
+            const KEYS: &'static [&'static str] = &["basic", "gang"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "basic" => rt::Option::Some(0),
+                    "gang" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.basic = rt::decode::value(map)?,
+                    1 => self.gang = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupSpec {
+            const NAME: &'static str = "PodGroupSpec";
+            const KEYS: &'static [&'static str] = &[
+                "disruptionMode",
+                "parentCompositePodGroupName",
+                "preemptionPolicy",
+                "priority",
+                "priorityClassName",
+                "resourceClaims",
+                "schedulingConstraints",
+                "schedulingPolicy",
+                "workloadRef",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "disruptionMode" => rt::Option::Some(0),
+                    "parentCompositePodGroupName" => rt::Option::Some(1),
+                    "preemptionPolicy" => rt::Option::Some(2),
+                    "priority" => rt::Option::Some(3),
+                    "priorityClassName" => rt::Option::Some(4),
+                    "resourceClaims" => rt::Option::Some(5),
+                    "schedulingConstraints" => rt::Option::Some(6),
+                    "schedulingPolicy" => rt::Option::Some(7),
+                    "workloadRef" => rt::Option::Some(8),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.disruption_mode = rt::decode::value(map)?,
+                    1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
+                    2 => self.preemption_policy = rt::decode::value(map)?,
+                    3 => self.priority = rt::decode::value(map)?,
+                    4 => self.priority_class_name = rt::decode::value(map)?,
+                    5 => self.resource_claims = rt::decode::value(map)?,
+                    6 => self.scheduling_constraints = rt::decode::value(map)?,
+                    7 => self.scheduling_policy = rt::decode::null_default(map)?,
+                    8 => self.workload_ref = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupStatus {
+            const NAME: &'static str = "PodGroupStatus";
+            const KEYS: &'static [&'static str] = &[
+                "conditions",
+                "resourceClaimStatuses",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "conditions" => rt::Option::Some(0),
+                    "resourceClaimStatuses" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.conditions = rt::decode::value(map)?,
+                    1 => self.resource_claim_statuses = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::PodGroupTemplate {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::PodGroupTemplate {
+            const NAME: &'static str = "PodGroupTemplate";
+            const KEYS: &'static [&'static str] = &[
+                "disruptionMode",
+                "name",
+                "preemptionPolicy",
+                "priority",
+                "priorityClassName",
+                "resourceClaims",
+                "schedulingConstraints",
+                "schedulingPolicy",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "disruptionMode" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "preemptionPolicy" => rt::Option::Some(2),
+                    "priority" => rt::Option::Some(3),
+                    "priorityClassName" => rt::Option::Some(4),
+                    "resourceClaims" => rt::Option::Some(5),
+                    "schedulingConstraints" => rt::Option::Some(6),
+                    "schedulingPolicy" => rt::Option::Some(7),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.disruption_mode = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.preemption_policy = rt::decode::value(map)?,
+                    3 => self.priority = rt::decode::value(map)?,
+                    4 => self.priority_class_name = rt::decode::value(map)?,
+                    5 => self.resource_claims = rt::decode::value(map)?,
+                    6 => self.scheduling_constraints = rt::decode::value(map)?,
+                    7 => self.scheduling_policy = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::TopologyConstraint {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::TopologyConstraint {
+            const NAME: &'static str = "TopologyConstraint";
+            const KEYS: &'static [&'static str] = &["key"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "key" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.key = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::TypedLocalObjectReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::TypedLocalObjectReference {
+            const NAME: &'static str = "TypedLocalObjectReference";
+            const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiGroup" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "name" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_group = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::null_default(map)?,
+                    2 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::Workload {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::Workload {
+            const NAME: &'static str = "Workload";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::WorkloadReference {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadReference {
+            const NAME: &'static str = "WorkloadReference";
+            const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "templateName" => rt::Option::Some(0),
+                    "workloadName" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.template_name = rt::decode::null_default(map)?,
+                    1 => self.workload_name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::WorkloadSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::WorkloadSpec {
+            const NAME: &'static str = "WorkloadSpec";
+            const KEYS: &'static [&'static str] = &[
+                "compositePodGroupTemplates",
+                "controllerRef",
+                "podGroupTemplates",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "compositePodGroupTemplates" => rt::Option::Some(0),
+                    "controllerRef" => rt::Option::Some(1),
+                    "podGroupTemplates" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.composite_pod_group_templates = rt::decode::value(map)?,
+                    1 => self.controller_ref = rt::decode::value(map)?,
+                    2 => self.pod_group_templates = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

@@ -40,47 +40,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CSIDriver {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSIDriver {
-        const NAME: &'static str = "CSIDriver";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::CSIDriver> for CSIDriver {
         fn from(full: &k8s::api::storage::v1::CSIDriver) -> Self {
             CSIDriver {
@@ -292,74 +251,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CSIDriverSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSIDriverSpec {
-        const NAME: &'static str = "CSIDriverSpec";
-        const KEYS: &'static [&'static str] = &[
-            "attachRequired",
-            "fsGroupPolicy",
-            "nodeAllocatableUpdatePeriodSeconds",
-            "podInfoOnMount",
-            "preventPodSchedulingIfMissing",
-            "requiresRepublish",
-            "seLinuxMount",
-            "serviceAccountTokenInSecrets",
-            "storageCapacity",
-            "tokenRequests",
-            "volumeLifecycleModes",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "attachRequired" => rt::Option::Some(0),
-                "fsGroupPolicy" => rt::Option::Some(1),
-                "nodeAllocatableUpdatePeriodSeconds" => rt::Option::Some(2),
-                "podInfoOnMount" => rt::Option::Some(3),
-                #[cfg(k8s_since = "1.36")]
-                "preventPodSchedulingIfMissing" => rt::Option::Some(4),
-                "requiresRepublish" => rt::Option::Some(5),
-                "seLinuxMount" => rt::Option::Some(6),
-                #[cfg(k8s_since = "1.35")]
-                "serviceAccountTokenInSecrets" => rt::Option::Some(7),
-                "storageCapacity" => rt::Option::Some(8),
-                "tokenRequests" => rt::Option::Some(9),
-                "volumeLifecycleModes" => rt::Option::Some(10),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.attach_required = rt::decode::value(map)?,
-                1 => self.fs_group_policy = rt::decode::value(map)?,
-                2 => {
-                    self.node_allocatable_update_period_seconds = rt::decode::value(map)?;
-                }
-                3 => self.pod_info_on_mount = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.36")]
-                4 => self.prevent_pod_scheduling_if_missing = rt::decode::value(map)?,
-                5 => self.requires_republish = rt::decode::value(map)?,
-                6 => self.se_linux_mount = rt::decode::value(map)?,
-                #[cfg(k8s_since = "1.35")]
-                7 => self.service_account_token_in_secrets = rt::decode::value(map)?,
-                8 => self.storage_capacity = rt::decode::value(map)?,
-                9 => self.token_requests = rt::decode::value(map)?,
-                10 => self.volume_lifecycle_modes = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::CSIDriverSpec> for CSIDriverSpec {
         fn from(full: &k8s::api::storage::v1::CSIDriverSpec) -> Self {
             CSIDriverSpec {
@@ -480,52 +371,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for CSINode {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSINode {
-        const NAME: &'static str = "CSINode";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                #[cfg(k8s_openapi_enabled_version = "1.37")]
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::storage::v1::CSINode> for CSINode {
         fn from(full: &k8s::api::storage::v1::CSINode) -> Self {
@@ -671,47 +516,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CSINodeDriver {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSINodeDriver {
-        const NAME: &'static str = "CSINodeDriver";
-        const KEYS: &'static [&'static str] = &[
-            "allocatable",
-            "name",
-            "nodeID",
-            "topologyKeys",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "allocatable" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                "nodeID" => rt::Option::Some(2),
-                "topologyKeys" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.allocatable = rt::decode::value(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                2 => self.node_id = rt::decode::null_default(map)?,
-                3 => self.topology_keys = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::CSINodeDriver> for CSINodeDriver {
         fn from(full: &k8s::api::storage::v1::CSINodeDriver) -> Self {
             CSINodeDriver {
@@ -780,36 +584,6 @@ pub mod v1 {
             &[("drivers", "drivers")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for CSINodeSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSINodeSpec {
-        const NAME: &'static str = "CSINodeSpec";
-        const KEYS: &'static [&'static str] = &["drivers"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "drivers" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.drivers = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::CSINodeSpec> for CSINodeSpec {
         fn from(full: &k8s::api::storage::v1::CSINodeSpec) -> Self {
             CSINodeSpec {
@@ -866,38 +640,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("storage_health", "storageHealth")],
         );
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for CSINodeStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for CSINodeStatus {
-        const NAME: &'static str = "CSINodeStatus";
-        const KEYS: &'static [&'static str] = &["storageHealth"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "storageHealth" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.storage_health = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storage::v1::CSINodeStatus> for CSINodeStatus {
@@ -1005,56 +747,6 @@ pub mod v1 {
                 ("storage_class_name", "storageClassName"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for CSIStorageCapacity {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for CSIStorageCapacity {
-        const NAME: &'static str = "CSIStorageCapacity";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "capacity",
-            "maximumVolumeSize",
-            "metadata",
-            "nodeTopology",
-            "storageClassName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "capacity" => rt::Option::Some(2),
-                "maximumVolumeSize" => rt::Option::Some(3),
-                "metadata" => rt::Option::Some(4),
-                "nodeTopology" => rt::Option::Some(5),
-                "storageClassName" => rt::Option::Some(6),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.capacity = rt::decode::quantity(map)?,
-                3 => self.maximum_volume_size = rt::decode::quantity(map)?,
-                4 => self.metadata = rt::decode::null_default(map)?,
-                5 => self.node_topology = rt::decode::value(map)?,
-                6 => self.storage_class_name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::storage::v1::CSIStorageCapacity> for CSIStorageCapacity {
         fn from(full: &k8s::api::storage::v1::CSIStorageCapacity) -> Self {
@@ -1247,65 +939,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for StorageClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for StorageClass {
-        const NAME: &'static str = "StorageClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "allowVolumeExpansion",
-            "allowedTopologies",
-            "metadata",
-            "mountOptions",
-            "parameters",
-            "provisioner",
-            "reclaimPolicy",
-            "volumeBindingMode",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "allowVolumeExpansion" => rt::Option::Some(2),
-                "allowedTopologies" => rt::Option::Some(3),
-                "metadata" => rt::Option::Some(4),
-                "mountOptions" => rt::Option::Some(5),
-                "parameters" => rt::Option::Some(6),
-                "provisioner" => rt::Option::Some(7),
-                "reclaimPolicy" => rt::Option::Some(8),
-                "volumeBindingMode" => rt::Option::Some(9),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.allow_volume_expansion = rt::decode::value(map)?,
-                3 => self.allowed_topologies = rt::decode::value(map)?,
-                4 => self.metadata = rt::decode::null_default(map)?,
-                5 => self.mount_options = rt::decode::value(map)?,
-                6 => self.parameters = rt::decode::value(map)?,
-                7 => self.provisioner = rt::decode::null_default(map)?,
-                8 => self.reclaim_policy = rt::decode::value(map)?,
-                9 => self.volume_binding_mode = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::StorageClass> for StorageClass {
         fn from(full: &k8s::api::storage::v1::StorageClass) -> Self {
             StorageClass {
@@ -1446,40 +1079,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for StorageHealth {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for StorageHealth {
-        const NAME: &'static str = "StorageHealth";
-        const KEYS: &'static [&'static str] = &["healthConditions", "name"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "healthConditions" => rt::Option::Some(0),
-                "name" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.health_conditions = rt::decode::value(map)?,
-                1 => self.name = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storage::v1::StorageHealth> for StorageHealth {
         fn from(full: &k8s::api::storage::v1::StorageHealth) -> Self {
             StorageHealth {
@@ -1582,55 +1181,6 @@ pub mod v1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl<'de> rt::serde::Deserialize<'de> for StorageHealthCondition {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
-    impl rt::decode::Fields for StorageHealthCondition {
-        const NAME: &'static str = "StorageHealthCondition";
-        const KEYS: &'static [&'static str] = &[
-            "accessMode",
-            "lastTransitionTime",
-            "message",
-            "reason",
-            "status",
-            "volumeMode",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "accessMode" => rt::Option::Some(0),
-                "lastTransitionTime" => rt::Option::Some(1),
-                "message" => rt::Option::Some(2),
-                "reason" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                "volumeMode" => rt::Option::Some(5),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.access_mode = rt::decode::value(map)?,
-                1 => self.last_transition_time = rt::decode::value(map)?,
-                2 => self.message = rt::decode::value(map)?,
-                3 => self.reason = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::null_default(map)?,
-                5 => self.volume_mode = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
-    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storage::v1::StorageHealthCondition>
     for StorageHealthCondition {
         fn from(full: &k8s::api::storage::v1::StorageHealthCondition) -> Self {
@@ -1718,38 +1268,6 @@ pub mod v1 {
             &[("audience", "audience"), ("expiration_seconds", "expirationSeconds")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for TokenRequest {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for TokenRequest {
-        const NAME: &'static str = "TokenRequest";
-        const KEYS: &'static [&'static str] = &["audience", "expirationSeconds"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "audience" => rt::Option::Some(0),
-                "expirationSeconds" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.audience = rt::decode::null_default(map)?,
-                1 => self.expiration_seconds = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::TokenRequest> for TokenRequest {
         fn from(full: &k8s::api::storage::v1::TokenRequest) -> Self {
             TokenRequest {
@@ -1823,50 +1341,6 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeAttachment {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeAttachment {
-        const NAME: &'static str = "VolumeAttachment";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "metadata",
-            "spec",
-            "status",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "metadata" => rt::Option::Some(2),
-                "spec" => rt::Option::Some(3),
-                "status" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.metadata = rt::decode::null_default(map)?,
-                3 => self.spec = rt::decode::null_default(map)?,
-                4 => self.status = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::storage::v1::VolumeAttachment> for VolumeAttachment {
         fn from(full: &k8s::api::storage::v1::VolumeAttachment) -> Self {
@@ -2004,41 +1478,6 @@ pub mod v1 {
             ],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeAttachmentSource {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeAttachmentSource {
-        const NAME: &'static str = "VolumeAttachmentSource";
-        const KEYS: &'static [&'static str] = &[
-            "inlineVolumeSpec",
-            "persistentVolumeName",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "inlineVolumeSpec" => rt::Option::Some(0),
-                "persistentVolumeName" => rt::Option::Some(1),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.inline_volume_spec = rt::decode::value(map)?,
-                1 => self.persistent_volume_name = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::VolumeAttachmentSource>
     for VolumeAttachmentSource {
         fn from(full: &k8s::api::storage::v1::VolumeAttachmentSource) -> Self {
@@ -2119,40 +1558,6 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("attacher", "attacher"), ("node_name", "nodeName"), ("source", "source")],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeAttachmentSpec {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeAttachmentSpec {
-        const NAME: &'static str = "VolumeAttachmentSpec";
-        const KEYS: &'static [&'static str] = &["attacher", "nodeName", "source"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "attacher" => rt::Option::Some(0),
-                "nodeName" => rt::Option::Some(1),
-                "source" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.attacher = rt::decode::null_default(map)?,
-                1 => self.node_name = rt::decode::null_default(map)?,
-                2 => self.source = rt::decode::null_default(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::storage::v1::VolumeAttachmentSpec>
     for VolumeAttachmentSpec {
@@ -2243,47 +1648,6 @@ pub mod v1 {
                 ("detach_error", "detachError"),
             ],
         );
-    }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeAttachmentStatus {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeAttachmentStatus {
-        const NAME: &'static str = "VolumeAttachmentStatus";
-        const KEYS: &'static [&'static str] = &[
-            "attachError",
-            "attached",
-            "attachmentMetadata",
-            "detachError",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "attachError" => rt::Option::Some(0),
-                "attached" => rt::Option::Some(1),
-                "attachmentMetadata" => rt::Option::Some(2),
-                "detachError" => rt::Option::Some(3),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.attach_error = rt::decode::value(map)?,
-                1 => self.attached = rt::decode::null_default(map)?,
-                2 => self.attachment_metadata = rt::decode::value(map)?,
-                3 => self.detach_error = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     impl rt::From<&k8s::api::storage::v1::VolumeAttachmentStatus>
     for VolumeAttachmentStatus {
@@ -2379,52 +1743,6 @@ pub mod v1 {
                 ("parameters", "parameters"),
             ],
         );
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl<'de> rt::serde::Deserialize<'de> for VolumeAttributesClass {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    #[cfg(k8s_since = "1.34")]
-    impl rt::decode::Fields for VolumeAttributesClass {
-        const NAME: &'static str = "VolumeAttributesClass";
-        const KEYS: &'static [&'static str] = &[
-            "apiVersion",
-            "kind",
-            "driverName",
-            "metadata",
-            "parameters",
-        ];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "apiVersion" => rt::Option::Some(0),
-                "kind" => rt::Option::Some(1),
-                "driverName" => rt::Option::Some(2),
-                "metadata" => rt::Option::Some(3),
-                "parameters" => rt::Option::Some(4),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.api_version = rt::decode::value(map)?,
-                1 => self.kind = rt::decode::value(map)?,
-                2 => self.driver_name = rt::decode::null_default(map)?,
-                3 => self.metadata = rt::decode::null_default(map)?,
-                4 => self.parameters = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
     }
     #[cfg(k8s_since = "1.34")]
     impl rt::From<&k8s::api::storage::v1::VolumeAttributesClass>
@@ -2577,40 +1895,6 @@ pub mod v1 {
             &[("error_code", "errorCode"), ("message", "message"), ("time", "time")],
         );
     }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeError {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeError {
-        const NAME: &'static str = "VolumeError";
-        const KEYS: &'static [&'static str] = &["errorCode", "message", "time"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "errorCode" => rt::Option::Some(0),
-                "message" => rt::Option::Some(1),
-                "time" => rt::Option::Some(2),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.error_code = rt::decode::value(map)?,
-                1 => self.message = rt::decode::value(map)?,
-                2 => self.time = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::VolumeError> for VolumeError {
         fn from(full: &k8s::api::storage::v1::VolumeError) -> Self {
             VolumeError {
@@ -2666,36 +1950,6 @@ pub mod v1 {
     impl rt::ProjectionSource for VolumeNodeResources {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("count", "count")]);
     }
-    impl<'de> rt::serde::Deserialize<'de> for VolumeNodeResources {
-        fn deserialize<D: rt::serde::Deserializer<'de>>(
-            deserializer: D,
-        ) -> rt::Result<Self, D::Error> {
-            rt::decode::deserialize(deserializer)
-        }
-    }
-    impl rt::decode::Fields for VolumeNodeResources {
-        const NAME: &'static str = "VolumeNodeResources";
-        const KEYS: &'static [&'static str] = &["count"];
-        fn index(key: &str) -> rt::Option<u8> {
-            match key {
-                "count" => rt::Option::Some(0),
-                _ => rt::Option::None,
-            }
-        }
-        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-            &mut self,
-            index: u8,
-            map: &mut A,
-        ) -> rt::Result<(), A::Error> {
-            match index {
-                0 => self.count = rt::decode::value(map)?,
-                _ => {
-                    map.next_value::<rt::serde::de::IgnoredAny>()?;
-                }
-            }
-            rt::Result::Ok(())
-        }
-    }
     impl rt::From<&k8s::api::storage::v1::VolumeNodeResources> for VolumeNodeResources {
         fn from(full: &k8s::api::storage::v1::VolumeNodeResources) -> Self {
             VolumeNodeResources {
@@ -2728,6 +1982,759 @@ pub mod v1 {
     impl rt::ShareHash for VolumeNodeResources {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.count, state);
+        }
+    }
+    /// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+    mod decode {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        impl<'de> rt::serde::Deserialize<'de> for super::CSIDriver {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSIDriver {
+            const NAME: &'static str = "CSIDriver";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CSIDriverSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSIDriverSpec {
+            const NAME: &'static str = "CSIDriverSpec";
+            const KEYS: &'static [&'static str] = &[
+                "attachRequired",
+                "fsGroupPolicy",
+                "nodeAllocatableUpdatePeriodSeconds",
+                "podInfoOnMount",
+                "preventPodSchedulingIfMissing",
+                "requiresRepublish",
+                "seLinuxMount",
+                "serviceAccountTokenInSecrets",
+                "storageCapacity",
+                "tokenRequests",
+                "volumeLifecycleModes",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "attachRequired" => rt::Option::Some(0),
+                    "fsGroupPolicy" => rt::Option::Some(1),
+                    "nodeAllocatableUpdatePeriodSeconds" => rt::Option::Some(2),
+                    "podInfoOnMount" => rt::Option::Some(3),
+                    #[cfg(k8s_since = "1.36")]
+                    "preventPodSchedulingIfMissing" => rt::Option::Some(4),
+                    "requiresRepublish" => rt::Option::Some(5),
+                    "seLinuxMount" => rt::Option::Some(6),
+                    #[cfg(k8s_since = "1.35")]
+                    "serviceAccountTokenInSecrets" => rt::Option::Some(7),
+                    "storageCapacity" => rt::Option::Some(8),
+                    "tokenRequests" => rt::Option::Some(9),
+                    "volumeLifecycleModes" => rt::Option::Some(10),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.attach_required = rt::decode::value(map)?,
+                    1 => self.fs_group_policy = rt::decode::value(map)?,
+                    2 => {
+                        self.node_allocatable_update_period_seconds = rt::decode::value(
+                            map,
+                        )?;
+                    }
+                    3 => self.pod_info_on_mount = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.36")]
+                    4 => self.prevent_pod_scheduling_if_missing = rt::decode::value(map)?,
+                    5 => self.requires_republish = rt::decode::value(map)?,
+                    6 => self.se_linux_mount = rt::decode::value(map)?,
+                    #[cfg(k8s_since = "1.35")]
+                    7 => self.service_account_token_in_secrets = rt::decode::value(map)?,
+                    8 => self.storage_capacity = rt::decode::value(map)?,
+                    9 => self.token_requests = rt::decode::value(map)?,
+                    10 => self.volume_lifecycle_modes = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CSINode {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSINode {
+            const NAME: &'static str = "CSINode";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    #[cfg(k8s_openapi_enabled_version = "1.37")]
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CSINodeDriver {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSINodeDriver {
+            const NAME: &'static str = "CSINodeDriver";
+            const KEYS: &'static [&'static str] = &[
+                "allocatable",
+                "name",
+                "nodeID",
+                "topologyKeys",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "allocatable" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    "nodeID" => rt::Option::Some(2),
+                    "topologyKeys" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.allocatable = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    2 => self.node_id = rt::decode::null_default(map)?,
+                    3 => self.topology_keys = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CSINodeSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSINodeSpec {
+            const NAME: &'static str = "CSINodeSpec";
+            const KEYS: &'static [&'static str] = &["drivers"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "drivers" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.drivers = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::CSINodeStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::CSINodeStatus {
+            const NAME: &'static str = "CSINodeStatus";
+            const KEYS: &'static [&'static str] = &["storageHealth"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "storageHealth" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.storage_health = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::CSIStorageCapacity {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::CSIStorageCapacity {
+            const NAME: &'static str = "CSIStorageCapacity";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "capacity",
+                "maximumVolumeSize",
+                "metadata",
+                "nodeTopology",
+                "storageClassName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "capacity" => rt::Option::Some(2),
+                    "maximumVolumeSize" => rt::Option::Some(3),
+                    "metadata" => rt::Option::Some(4),
+                    "nodeTopology" => rt::Option::Some(5),
+                    "storageClassName" => rt::Option::Some(6),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.capacity = rt::decode::quantity(map)?,
+                    3 => self.maximum_volume_size = rt::decode::quantity(map)?,
+                    4 => self.metadata = rt::decode::null_default(map)?,
+                    5 => self.node_topology = rt::decode::value(map)?,
+                    6 => self.storage_class_name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::StorageClass {
+            const NAME: &'static str = "StorageClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "allowVolumeExpansion",
+                "allowedTopologies",
+                "metadata",
+                "mountOptions",
+                "parameters",
+                "provisioner",
+                "reclaimPolicy",
+                "volumeBindingMode",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "allowVolumeExpansion" => rt::Option::Some(2),
+                    "allowedTopologies" => rt::Option::Some(3),
+                    "metadata" => rt::Option::Some(4),
+                    "mountOptions" => rt::Option::Some(5),
+                    "parameters" => rt::Option::Some(6),
+                    "provisioner" => rt::Option::Some(7),
+                    "reclaimPolicy" => rt::Option::Some(8),
+                    "volumeBindingMode" => rt::Option::Some(9),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.allow_volume_expansion = rt::decode::value(map)?,
+                    3 => self.allowed_topologies = rt::decode::value(map)?,
+                    4 => self.metadata = rt::decode::null_default(map)?,
+                    5 => self.mount_options = rt::decode::value(map)?,
+                    6 => self.parameters = rt::decode::value(map)?,
+                    7 => self.provisioner = rt::decode::null_default(map)?,
+                    8 => self.reclaim_policy = rt::decode::value(map)?,
+                    9 => self.volume_binding_mode = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageHealth {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::StorageHealth {
+            const NAME: &'static str = "StorageHealth";
+            const KEYS: &'static [&'static str] = &["healthConditions", "name"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "healthConditions" => rt::Option::Some(0),
+                    "name" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.health_conditions = rt::decode::value(map)?,
+                    1 => self.name = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl<'de> rt::serde::Deserialize<'de> for super::StorageHealthCondition {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_openapi_enabled_version = "1.37")]
+        impl rt::decode::Fields for super::StorageHealthCondition {
+            const NAME: &'static str = "StorageHealthCondition";
+            const KEYS: &'static [&'static str] = &[
+                "accessMode",
+                "lastTransitionTime",
+                "message",
+                "reason",
+                "status",
+                "volumeMode",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "accessMode" => rt::Option::Some(0),
+                    "lastTransitionTime" => rt::Option::Some(1),
+                    "message" => rt::Option::Some(2),
+                    "reason" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    "volumeMode" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.access_mode = rt::decode::value(map)?,
+                    1 => self.last_transition_time = rt::decode::value(map)?,
+                    2 => self.message = rt::decode::value(map)?,
+                    3 => self.reason = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::null_default(map)?,
+                    5 => self.volume_mode = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::TokenRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::TokenRequest {
+            const NAME: &'static str = "TokenRequest";
+            const KEYS: &'static [&'static str] = &["audience", "expirationSeconds"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "audience" => rt::Option::Some(0),
+                    "expirationSeconds" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.audience = rt::decode::null_default(map)?,
+                    1 => self.expiration_seconds = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeAttachment {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeAttachment {
+            const NAME: &'static str = "VolumeAttachment";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::null_default(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeAttachmentSource {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeAttachmentSource {
+            const NAME: &'static str = "VolumeAttachmentSource";
+            const KEYS: &'static [&'static str] = &[
+                "inlineVolumeSpec",
+                "persistentVolumeName",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "inlineVolumeSpec" => rt::Option::Some(0),
+                    "persistentVolumeName" => rt::Option::Some(1),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.inline_volume_spec = rt::decode::value(map)?,
+                    1 => self.persistent_volume_name = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeAttachmentSpec {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeAttachmentSpec {
+            const NAME: &'static str = "VolumeAttachmentSpec";
+            const KEYS: &'static [&'static str] = &["attacher", "nodeName", "source"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "attacher" => rt::Option::Some(0),
+                    "nodeName" => rt::Option::Some(1),
+                    "source" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.attacher = rt::decode::null_default(map)?,
+                    1 => self.node_name = rt::decode::null_default(map)?,
+                    2 => self.source = rt::decode::null_default(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeAttachmentStatus {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeAttachmentStatus {
+            const NAME: &'static str = "VolumeAttachmentStatus";
+            const KEYS: &'static [&'static str] = &[
+                "attachError",
+                "attached",
+                "attachmentMetadata",
+                "detachError",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "attachError" => rt::Option::Some(0),
+                    "attached" => rt::Option::Some(1),
+                    "attachmentMetadata" => rt::Option::Some(2),
+                    "detachError" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.attach_error = rt::decode::value(map)?,
+                    1 => self.attached = rt::decode::null_default(map)?,
+                    2 => self.attachment_metadata = rt::decode::value(map)?,
+                    3 => self.detach_error = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeAttributesClass {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        #[cfg(k8s_since = "1.34")]
+        impl rt::decode::Fields for super::VolumeAttributesClass {
+            const NAME: &'static str = "VolumeAttributesClass";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "driverName",
+                "metadata",
+                "parameters",
+            ];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "driverName" => rt::Option::Some(2),
+                    "metadata" => rt::Option::Some(3),
+                    "parameters" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.driver_name = rt::decode::null_default(map)?,
+                    3 => self.metadata = rt::decode::null_default(map)?,
+                    4 => self.parameters = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeError {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeError {
+            const NAME: &'static str = "VolumeError";
+            const KEYS: &'static [&'static str] = &["errorCode", "message", "time"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "errorCode" => rt::Option::Some(0),
+                    "message" => rt::Option::Some(1),
+                    "time" => rt::Option::Some(2),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.error_code = rt::decode::value(map)?,
+                    1 => self.message = rt::decode::value(map)?,
+                    2 => self.time = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
+        }
+        impl<'de> rt::serde::Deserialize<'de> for super::VolumeNodeResources {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for super::VolumeNodeResources {
+            const NAME: &'static str = "VolumeNodeResources";
+            const KEYS: &'static [&'static str] = &["count"];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "count" => rt::Option::Some(0),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.count = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
     }
 }

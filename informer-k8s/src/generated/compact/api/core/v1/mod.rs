@@ -30,47 +30,6 @@ impl rt::ProjectionSource for AWSElasticBlockStoreVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for AWSElasticBlockStoreVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AWSElasticBlockStoreVolumeSource {
-    const NAME: &'static str = "AWSElasticBlockStoreVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "partition",
-        "readOnly",
-        "volumeID",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "partition" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            "volumeID" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.partition = rt::decode::value(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            3 => self.volume_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::AWSElasticBlockStoreVolumeSource>
 for AWSElasticBlockStoreVolumeSource {
     fn from(full: &k8s::api::core::v1::AWSElasticBlockStoreVolumeSource) -> Self {
@@ -164,44 +123,6 @@ impl rt::ProjectionSource for Affinity {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Affinity {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Affinity {
-    const NAME: &'static str = "Affinity";
-    const KEYS: &'static [&'static str] = &[
-        "nodeAffinity",
-        "podAffinity",
-        "podAntiAffinity",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "nodeAffinity" => rt::Option::Some(0),
-            "podAffinity" => rt::Option::Some(1),
-            "podAntiAffinity" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.node_affinity = rt::decode::value(map)?,
-            1 => self.pod_affinity = rt::decode::value(map)?,
-            2 => self.pod_anti_affinity = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Affinity> for Affinity {
     fn from(full: &k8s::api::core::v1::Affinity) -> Self {
         Affinity {
@@ -266,38 +187,6 @@ impl rt::ProjectionSource for AppArmorProfile {
         &[("localhost_profile", "localhostProfile"), ("type_", "type")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for AppArmorProfile {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AppArmorProfile {
-    const NAME: &'static str = "AppArmorProfile";
-    const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "localhostProfile" => rt::Option::Some(0),
-            "type" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.localhost_profile = rt::decode::value(map)?,
-            1 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::AppArmorProfile> for AppArmorProfile {
     fn from(full: &k8s::api::core::v1::AppArmorProfile) -> Self {
         AppArmorProfile {
@@ -348,38 +237,6 @@ impl rt::ProjectionSource for AttachedVolume {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("device_path", "devicePath"), ("name", "name")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for AttachedVolume {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AttachedVolume {
-    const NAME: &'static str = "AttachedVolume";
-    const KEYS: &'static [&'static str] = &["devicePath", "name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "devicePath" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.device_path = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::AttachedVolume> for AttachedVolume {
     fn from(full: &k8s::api::core::v1::AttachedVolume) -> Self {
@@ -454,53 +311,6 @@ impl rt::ProjectionSource for AzureDiskVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for AzureDiskVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AzureDiskVolumeSource {
-    const NAME: &'static str = "AzureDiskVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "cachingMode",
-        "diskName",
-        "diskURI",
-        "fsType",
-        "kind",
-        "readOnly",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "cachingMode" => rt::Option::Some(0),
-            "diskName" => rt::Option::Some(1),
-            "diskURI" => rt::Option::Some(2),
-            "fsType" => rt::Option::Some(3),
-            "kind" => rt::Option::Some(4),
-            "readOnly" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.caching_mode = rt::decode::value(map)?,
-            1 => self.disk_name = rt::decode::null_default(map)?,
-            2 => self.disk_uri = rt::decode::null_default(map)?,
-            3 => self.fs_type = rt::decode::value(map)?,
-            4 => self.kind = rt::decode::value(map)?,
-            5 => self.read_only = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::AzureDiskVolumeSource> for AzureDiskVolumeSource {
     fn from(full: &k8s::api::core::v1::AzureDiskVolumeSource) -> Self {
@@ -589,47 +399,6 @@ impl rt::ProjectionSource for AzureFilePersistentVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AzureFilePersistentVolumeSource {
-    const NAME: &'static str = "AzureFilePersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "readOnly",
-        "secretName",
-        "secretNamespace",
-        "shareName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "readOnly" => rt::Option::Some(0),
-            "secretName" => rt::Option::Some(1),
-            "secretNamespace" => rt::Option::Some(2),
-            "shareName" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.read_only = rt::decode::value(map)?,
-            1 => self.secret_name = rt::decode::null_default(map)?,
-            2 => self.secret_namespace = rt::decode::value(map)?,
-            3 => self.share_name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::AzureFilePersistentVolumeSource>
 for AzureFilePersistentVolumeSource {
     fn from(full: &k8s::api::core::v1::AzureFilePersistentVolumeSource) -> Self {
@@ -710,40 +479,6 @@ impl rt::ProjectionSource for AzureFileVolumeSource {
             ("share_name", "shareName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for AzureFileVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for AzureFileVolumeSource {
-    const NAME: &'static str = "AzureFileVolumeSource";
-    const KEYS: &'static [&'static str] = &["readOnly", "secretName", "shareName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "readOnly" => rt::Option::Some(0),
-            "secretName" => rt::Option::Some(1),
-            "shareName" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.read_only = rt::decode::value(map)?,
-            1 => self.secret_name = rt::decode::null_default(map)?,
-            2 => self.share_name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::AzureFileVolumeSource> for AzureFileVolumeSource {
     fn from(full: &k8s::api::core::v1::AzureFileVolumeSource) -> Self {
@@ -858,65 +593,6 @@ impl rt::ProjectionSource for CSIPersistentVolumeSource {
             ("volume_handle", "volumeHandle"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for CSIPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CSIPersistentVolumeSource {
-    const NAME: &'static str = "CSIPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "controllerExpandSecretRef",
-        "controllerPublishSecretRef",
-        "driver",
-        "fsType",
-        "nodeExpandSecretRef",
-        "nodePublishSecretRef",
-        "nodeStageSecretRef",
-        "readOnly",
-        "volumeAttributes",
-        "volumeHandle",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "controllerExpandSecretRef" => rt::Option::Some(0),
-            "controllerPublishSecretRef" => rt::Option::Some(1),
-            "driver" => rt::Option::Some(2),
-            "fsType" => rt::Option::Some(3),
-            "nodeExpandSecretRef" => rt::Option::Some(4),
-            "nodePublishSecretRef" => rt::Option::Some(5),
-            "nodeStageSecretRef" => rt::Option::Some(6),
-            "readOnly" => rt::Option::Some(7),
-            "volumeAttributes" => rt::Option::Some(8),
-            "volumeHandle" => rt::Option::Some(9),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.controller_expand_secret_ref = rt::decode::value(map)?,
-            1 => self.controller_publish_secret_ref = rt::decode::value(map)?,
-            2 => self.driver = rt::decode::null_default(map)?,
-            3 => self.fs_type = rt::decode::value(map)?,
-            4 => self.node_expand_secret_ref = rt::decode::value(map)?,
-            5 => self.node_publish_secret_ref = rt::decode::value(map)?,
-            6 => self.node_stage_secret_ref = rt::decode::value(map)?,
-            7 => self.read_only = rt::decode::value(map)?,
-            8 => self.volume_attributes = rt::decode::value(map)?,
-            9 => self.volume_handle = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::CSIPersistentVolumeSource>
 for CSIPersistentVolumeSource {
@@ -1043,50 +719,6 @@ impl rt::ProjectionSource for CSIVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for CSIVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CSIVolumeSource {
-    const NAME: &'static str = "CSIVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "driver",
-        "fsType",
-        "nodePublishSecretRef",
-        "readOnly",
-        "volumeAttributes",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "driver" => rt::Option::Some(0),
-            "fsType" => rt::Option::Some(1),
-            "nodePublishSecretRef" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            "volumeAttributes" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.driver = rt::decode::null_default(map)?,
-            1 => self.fs_type = rt::decode::value(map)?,
-            2 => self.node_publish_secret_ref = rt::decode::value(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            4 => self.volume_attributes = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::CSIVolumeSource> for CSIVolumeSource {
     fn from(full: &k8s::api::core::v1::CSIVolumeSource) -> Self {
         CSIVolumeSource {
@@ -1150,38 +782,6 @@ impl rt::ProjectionSource for Capabilities {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("add", "add"), ("drop", "drop")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Capabilities {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Capabilities {
-    const NAME: &'static str = "Capabilities";
-    const KEYS: &'static [&'static str] = &["add", "drop"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "add" => rt::Option::Some(0),
-            "drop" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.add = rt::decode::value(map)?,
-            1 => self.drop = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Capabilities> for Capabilities {
     fn from(full: &k8s::api::core::v1::Capabilities) -> Self {
@@ -1252,53 +852,6 @@ impl rt::ProjectionSource for CephFSPersistentVolumeSource {
             ("user", "user"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for CephFSPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CephFSPersistentVolumeSource {
-    const NAME: &'static str = "CephFSPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "monitors",
-        "path",
-        "readOnly",
-        "secretFile",
-        "secretRef",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "monitors" => rt::Option::Some(0),
-            "path" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            "secretFile" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            "user" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.monitors = rt::decode::null_default(map)?,
-            1 => self.path = rt::decode::value(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            3 => self.secret_file = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::value(map)?,
-            5 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::CephFSPersistentVolumeSource>
 for CephFSPersistentVolumeSource {
@@ -1395,53 +948,6 @@ impl rt::ProjectionSource for CephFSVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for CephFSVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CephFSVolumeSource {
-    const NAME: &'static str = "CephFSVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "monitors",
-        "path",
-        "readOnly",
-        "secretFile",
-        "secretRef",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "monitors" => rt::Option::Some(0),
-            "path" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            "secretFile" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            "user" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.monitors = rt::decode::null_default(map)?,
-            1 => self.path = rt::decode::value(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            3 => self.secret_file = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::value(map)?,
-            5 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::CephFSVolumeSource> for CephFSVolumeSource {
     fn from(full: &k8s::api::core::v1::CephFSVolumeSource) -> Self {
         CephFSVolumeSource {
@@ -1515,47 +1021,6 @@ impl rt::ProjectionSource for CinderPersistentVolumeSource {
             ("volume_id", "volumeID"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for CinderPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CinderPersistentVolumeSource {
-    const NAME: &'static str = "CinderPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "readOnly",
-        "secretRef",
-        "volumeID",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "secretRef" => rt::Option::Some(2),
-            "volumeID" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.secret_ref = rt::decode::value(map)?,
-            3 => self.volume_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::CinderPersistentVolumeSource>
 for CinderPersistentVolumeSource {
@@ -1638,47 +1103,6 @@ impl rt::ProjectionSource for CinderVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for CinderVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for CinderVolumeSource {
-    const NAME: &'static str = "CinderVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "readOnly",
-        "secretRef",
-        "volumeID",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "secretRef" => rt::Option::Some(2),
-            "volumeID" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.secret_ref = rt::decode::value(map)?,
-            3 => self.volume_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::CinderVolumeSource> for CinderVolumeSource {
     fn from(full: &k8s::api::core::v1::CinderVolumeSource) -> Self {
         CinderVolumeSource {
@@ -1736,36 +1160,6 @@ impl rt::ProjectionSource for ClientIPConfig {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("timeout_seconds", "timeoutSeconds")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ClientIPConfig {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ClientIPConfig {
-    const NAME: &'static str = "ClientIPConfig";
-    const KEYS: &'static [&'static str] = &["timeoutSeconds"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "timeoutSeconds" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.timeout_seconds = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ClientIPConfig> for ClientIPConfig {
     fn from(full: &k8s::api::core::v1::ClientIPConfig) -> Self {
@@ -1841,55 +1235,6 @@ impl rt::ProjectionSource for ClusterTrustBundleProjection {
             ("user", "user"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ClusterTrustBundleProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ClusterTrustBundleProjection {
-    const NAME: &'static str = "ClusterTrustBundleProjection";
-    const KEYS: &'static [&'static str] = &[
-        "labelSelector",
-        "name",
-        "optional",
-        "path",
-        "signerName",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "labelSelector" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "optional" => rt::Option::Some(2),
-            "path" => rt::Option::Some(3),
-            "signerName" => rt::Option::Some(4),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "user" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.label_selector = rt::decode::value(map)?,
-            1 => self.name = rt::decode::value(map)?,
-            2 => self.optional = rt::decode::value(map)?,
-            3 => self.path = rt::decode::null_default(map)?,
-            4 => self.signer_name = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            5 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ClusterTrustBundleProjection>
 for ClusterTrustBundleProjection {
@@ -1982,53 +1327,6 @@ impl rt::ProjectionSource for ConfigMap {
             ("metadata", "metadata"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ConfigMap {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMap {
-    const NAME: &'static str = "ConfigMap";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "binaryData",
-        "data",
-        "immutable",
-        "metadata",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "binaryData" => rt::Option::Some(2),
-            "data" => rt::Option::Some(3),
-            "immutable" => rt::Option::Some(4),
-            "metadata" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.binary_data = rt::decode::value(map)?,
-            3 => self.data = rt::decode::value(map)?,
-            4 => self.immutable = rt::decode::value(map)?,
-            5 => self.metadata = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMap> for ConfigMap {
     fn from(full: &k8s::api::core::v1::ConfigMap) -> Self {
@@ -2160,38 +1458,6 @@ impl rt::ProjectionSource for ConfigMapEnvSource {
         &[("name", "name"), ("optional", "optional")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ConfigMapEnvSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMapEnvSource {
-    const NAME: &'static str = "ConfigMapEnvSource";
-    const KEYS: &'static [&'static str] = &["name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "optional" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ConfigMapEnvSource> for ConfigMapEnvSource {
     fn from(full: &k8s::api::core::v1::ConfigMapEnvSource) -> Self {
         ConfigMapEnvSource {
@@ -2245,40 +1511,6 @@ impl rt::ProjectionSource for ConfigMapKeySelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("name", "name"), ("optional", "optional")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ConfigMapKeySelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMapKeySelector {
-    const NAME: &'static str = "ConfigMapKeySelector";
-    const KEYS: &'static [&'static str] = &["key", "name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "optional" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapKeySelector> for ConfigMapKeySelector {
     fn from(full: &k8s::api::core::v1::ConfigMapKeySelector) -> Self {
@@ -2353,50 +1585,6 @@ impl rt::ProjectionSource for ConfigMapNodeConfigSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ConfigMapNodeConfigSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMapNodeConfigSource {
-    const NAME: &'static str = "ConfigMapNodeConfigSource";
-    const KEYS: &'static [&'static str] = &[
-        "kubeletConfigKey",
-        "name",
-        "namespace",
-        "resourceVersion",
-        "uid",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "kubeletConfigKey" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "namespace" => rt::Option::Some(2),
-            "resourceVersion" => rt::Option::Some(3),
-            "uid" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.kubelet_config_key = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.namespace = rt::decode::null_default(map)?,
-            3 => self.resource_version = rt::decode::value(map)?,
-            4 => self.uid = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ConfigMapNodeConfigSource>
 for ConfigMapNodeConfigSource {
     fn from(full: &k8s::api::core::v1::ConfigMapNodeConfigSource) -> Self {
@@ -2464,40 +1652,6 @@ impl rt::ProjectionSource for ConfigMapProjection {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("items", "items"), ("name", "name"), ("optional", "optional")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ConfigMapProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMapProjection {
-    const NAME: &'static str = "ConfigMapProjection";
-    const KEYS: &'static [&'static str] = &["items", "name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "items" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "optional" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.items = rt::decode::value(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapProjection> for ConfigMapProjection {
     fn from(full: &k8s::api::core::v1::ConfigMapProjection) -> Self {
@@ -2577,52 +1731,6 @@ impl rt::ProjectionSource for ConfigMapVolumeSource {
             ("optional", "optional"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ConfigMapVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ConfigMapVolumeSource {
-    const NAME: &'static str = "ConfigMapVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "defaultMode",
-        "defaultUser",
-        "items",
-        "name",
-        "optional",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "defaultMode" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "defaultUser" => rt::Option::Some(1),
-            "items" => rt::Option::Some(2),
-            "name" => rt::Option::Some(3),
-            "optional" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.default_mode = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.default_user = rt::decode::value(map)?,
-            2 => self.items = rt::decode::value(map)?,
-            3 => self.name = rt::decode::null_default(map)?,
-            4 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapVolumeSource> for ConfigMapVolumeSource {
     fn from(full: &k8s::api::core::v1::ConfigMapVolumeSource) -> Self {
@@ -2833,112 +1941,6 @@ impl rt::ProjectionSource for Container {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Container {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Container {
-    const NAME: &'static str = "Container";
-    const KEYS: &'static [&'static str] = &[
-        "args",
-        "command",
-        "env",
-        "envFrom",
-        "image",
-        "imagePullPolicy",
-        "lifecycle",
-        "livenessProbe",
-        "name",
-        "ports",
-        "readinessProbe",
-        "resizePolicy",
-        "resources",
-        "restartPolicy",
-        "restartPolicyRules",
-        "securityContext",
-        "startupProbe",
-        "stdin",
-        "stdinOnce",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-        "tty",
-        "volumeDevices",
-        "volumeMounts",
-        "workingDir",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "args" => rt::Option::Some(0),
-            "command" => rt::Option::Some(1),
-            "env" => rt::Option::Some(2),
-            "envFrom" => rt::Option::Some(3),
-            "image" => rt::Option::Some(4),
-            "imagePullPolicy" => rt::Option::Some(5),
-            "lifecycle" => rt::Option::Some(6),
-            "livenessProbe" => rt::Option::Some(7),
-            "name" => rt::Option::Some(8),
-            "ports" => rt::Option::Some(9),
-            "readinessProbe" => rt::Option::Some(10),
-            "resizePolicy" => rt::Option::Some(11),
-            "resources" => rt::Option::Some(12),
-            "restartPolicy" => rt::Option::Some(13),
-            #[cfg(k8s_since = "1.34")]
-            "restartPolicyRules" => rt::Option::Some(14),
-            "securityContext" => rt::Option::Some(15),
-            "startupProbe" => rt::Option::Some(16),
-            "stdin" => rt::Option::Some(17),
-            "stdinOnce" => rt::Option::Some(18),
-            "terminationMessagePath" => rt::Option::Some(19),
-            "terminationMessagePolicy" => rt::Option::Some(20),
-            "tty" => rt::Option::Some(21),
-            "volumeDevices" => rt::Option::Some(22),
-            "volumeMounts" => rt::Option::Some(23),
-            "workingDir" => rt::Option::Some(24),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.args = rt::decode::value(map)?,
-            1 => self.command = rt::decode::value(map)?,
-            2 => self.env = rt::decode::value(map)?,
-            3 => self.env_from = rt::decode::value(map)?,
-            4 => self.image = rt::decode::value(map)?,
-            5 => self.image_pull_policy = rt::decode::value(map)?,
-            6 => self.lifecycle = rt::decode::value(map)?,
-            7 => self.liveness_probe = rt::decode::value(map)?,
-            8 => self.name = rt::decode::null_default(map)?,
-            9 => self.ports = rt::decode::value(map)?,
-            10 => self.readiness_probe = rt::decode::value(map)?,
-            11 => self.resize_policy = rt::decode::value(map)?,
-            12 => self.resources = rt::decode::value(map)?,
-            13 => self.restart_policy = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            14 => self.restart_policy_rules = rt::decode::value(map)?,
-            15 => self.security_context = rt::decode::value(map)?,
-            16 => self.startup_probe = rt::decode::value(map)?,
-            17 => self.stdin = rt::decode::value(map)?,
-            18 => self.stdin_once = rt::decode::value(map)?,
-            19 => self.termination_message_path = rt::decode::value(map)?,
-            20 => self.termination_message_policy = rt::decode::value(map)?,
-            21 => self.tty = rt::decode::value(map)?,
-            22 => self.volume_devices = rt::decode::value(map)?,
-            23 => self.volume_mounts = rt::decode::value(map)?,
-            24 => self.working_dir = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Container> for Container {
     fn from(full: &k8s::api::core::v1::Container) -> Self {
         Container {
@@ -3088,46 +2090,6 @@ impl rt::ProjectionSource for ContainerExtendedResourceRequest {
     );
 }
 #[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for ContainerExtendedResourceRequest {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for ContainerExtendedResourceRequest {
-    const NAME: &'static str = "ContainerExtendedResourceRequest";
-    const KEYS: &'static [&'static str] = &[
-        "containerName",
-        "requestName",
-        "resourceName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "containerName" => rt::Option::Some(0),
-            "requestName" => rt::Option::Some(1),
-            "resourceName" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.container_name = rt::decode::null_default(map)?,
-            1 => self.request_name = rt::decode::null_default(map)?,
-            2 => self.resource_name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
-#[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerExtendedResourceRequest>
 for ContainerExtendedResourceRequest {
     fn from(full: &k8s::api::core::v1::ContainerExtendedResourceRequest) -> Self {
@@ -3196,38 +2158,6 @@ impl rt::ProjectionSource for ContainerImage {
         &[("names", "names"), ("size_bytes", "sizeBytes")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerImage {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerImage {
-    const NAME: &'static str = "ContainerImage";
-    const KEYS: &'static [&'static str] = &["names", "sizeBytes"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "names" => rt::Option::Some(0),
-            "sizeBytes" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.names = rt::decode::value(map)?,
-            1 => self.size_bytes = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerImage> for ContainerImage {
     fn from(full: &k8s::api::core::v1::ContainerImage) -> Self {
         ContainerImage {
@@ -3294,50 +2224,6 @@ impl rt::ProjectionSource for ContainerPort {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerPort {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerPort {
-    const NAME: &'static str = "ContainerPort";
-    const KEYS: &'static [&'static str] = &[
-        "containerPort",
-        "hostIP",
-        "hostPort",
-        "name",
-        "protocol",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "containerPort" => rt::Option::Some(0),
-            "hostIP" => rt::Option::Some(1),
-            "hostPort" => rt::Option::Some(2),
-            "name" => rt::Option::Some(3),
-            "protocol" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.container_port = rt::decode::null_default(map)?,
-            1 => self.host_ip = rt::decode::value(map)?,
-            2 => self.host_port = rt::decode::value(map)?,
-            3 => self.name = rt::decode::value(map)?,
-            4 => self.protocol = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerPort> for ContainerPort {
     fn from(full: &k8s::api::core::v1::ContainerPort) -> Self {
         ContainerPort {
@@ -3398,38 +2284,6 @@ impl rt::ProjectionSource for ContainerResizePolicy {
         &[("resource_name", "resourceName"), ("restart_policy", "restartPolicy")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerResizePolicy {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerResizePolicy {
-    const NAME: &'static str = "ContainerResizePolicy";
-    const KEYS: &'static [&'static str] = &["resourceName", "restartPolicy"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "resourceName" => rt::Option::Some(0),
-            "restartPolicy" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.resource_name = rt::decode::null_default(map)?,
-            1 => self.restart_policy = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerResizePolicy> for ContainerResizePolicy {
     fn from(full: &k8s::api::core::v1::ContainerResizePolicy) -> Self {
         ContainerResizePolicy {
@@ -3483,40 +2337,6 @@ impl rt::ProjectionSource for ContainerRestartRule {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("action", "action"), ("exit_codes", "exitCodes")],
     );
-}
-#[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRule {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for ContainerRestartRule {
-    const NAME: &'static str = "ContainerRestartRule";
-    const KEYS: &'static [&'static str] = &["action", "exitCodes"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "action" => rt::Option::Some(0),
-            "exitCodes" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.action = rt::decode::null_default(map)?,
-            1 => self.exit_codes = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerRestartRule> for ContainerRestartRule {
@@ -3576,40 +2396,6 @@ impl rt::ProjectionSource for ContainerRestartRuleOnExitCodes {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("operator", "operator"), ("values", "values")],
     );
-}
-#[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for ContainerRestartRuleOnExitCodes {
-    const NAME: &'static str = "ContainerRestartRuleOnExitCodes";
-    const KEYS: &'static [&'static str] = &["operator", "values"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "operator" => rt::Option::Some(0),
-            "values" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.operator = rt::decode::null_default(map)?,
-            1 => self.values = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerRestartRuleOnExitCodes>
@@ -3680,40 +2466,6 @@ impl rt::ProjectionSource for ContainerState {
         &[("running", "running"), ("terminated", "terminated"), ("waiting", "waiting")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerState {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerState {
-    const NAME: &'static str = "ContainerState";
-    const KEYS: &'static [&'static str] = &["running", "terminated", "waiting"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "running" => rt::Option::Some(0),
-            "terminated" => rt::Option::Some(1),
-            "waiting" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.running = rt::decode::value(map)?,
-            1 => self.terminated = rt::decode::value(map)?,
-            2 => self.waiting = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerState> for ContainerState {
     fn from(full: &k8s::api::core::v1::ContainerState) -> Self {
         ContainerState {
@@ -3764,36 +2516,6 @@ impl rt::ProjectionSource for ContainerStateRunning {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("started_at", "startedAt")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ContainerStateRunning {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerStateRunning {
-    const NAME: &'static str = "ContainerStateRunning";
-    const KEYS: &'static [&'static str] = &["startedAt"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "startedAt" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.started_at = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerStateRunning> for ContainerStateRunning {
     fn from(full: &k8s::api::core::v1::ContainerStateRunning) -> Self {
@@ -3871,56 +2593,6 @@ impl rt::ProjectionSource for ContainerStateTerminated {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerStateTerminated {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerStateTerminated {
-    const NAME: &'static str = "ContainerStateTerminated";
-    const KEYS: &'static [&'static str] = &[
-        "containerID",
-        "exitCode",
-        "finishedAt",
-        "message",
-        "reason",
-        "signal",
-        "startedAt",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "containerID" => rt::Option::Some(0),
-            "exitCode" => rt::Option::Some(1),
-            "finishedAt" => rt::Option::Some(2),
-            "message" => rt::Option::Some(3),
-            "reason" => rt::Option::Some(4),
-            "signal" => rt::Option::Some(5),
-            "startedAt" => rt::Option::Some(6),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.container_id = rt::decode::value(map)?,
-            1 => self.exit_code = rt::decode::null_default(map)?,
-            2 => self.finished_at = rt::decode::value(map)?,
-            3 => self.message = rt::decode::value(map)?,
-            4 => self.reason = rt::decode::value(map)?,
-            5 => self.signal = rt::decode::value(map)?,
-            6 => self.started_at = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerStateTerminated>
 for ContainerStateTerminated {
     fn from(full: &k8s::api::core::v1::ContainerStateTerminated) -> Self {
@@ -3991,38 +2663,6 @@ impl rt::ProjectionSource for ContainerStateWaiting {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("message", "message"), ("reason", "reason")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ContainerStateWaiting {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerStateWaiting {
-    const NAME: &'static str = "ContainerStateWaiting";
-    const KEYS: &'static [&'static str] = &["message", "reason"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "message" => rt::Option::Some(0),
-            "reason" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.message = rt::decode::value(map)?,
-            1 => self.reason = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerStateWaiting> for ContainerStateWaiting {
     fn from(full: &k8s::api::core::v1::ContainerStateWaiting) -> Self {
@@ -4148,80 +2788,6 @@ impl rt::ProjectionSource for ContainerStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerStatus {
-    const NAME: &'static str = "ContainerStatus";
-    const KEYS: &'static [&'static str] = &[
-        "allocatedResources",
-        "allocatedResourcesStatus",
-        "containerID",
-        "image",
-        "imageID",
-        "lastState",
-        "name",
-        "ready",
-        "resources",
-        "restartCount",
-        "started",
-        "state",
-        "stopSignal",
-        "user",
-        "volumeMounts",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "allocatedResources" => rt::Option::Some(0),
-            "allocatedResourcesStatus" => rt::Option::Some(1),
-            "containerID" => rt::Option::Some(2),
-            "image" => rt::Option::Some(3),
-            "imageID" => rt::Option::Some(4),
-            "lastState" => rt::Option::Some(5),
-            "name" => rt::Option::Some(6),
-            "ready" => rt::Option::Some(7),
-            "resources" => rt::Option::Some(8),
-            "restartCount" => rt::Option::Some(9),
-            "started" => rt::Option::Some(10),
-            "state" => rt::Option::Some(11),
-            "stopSignal" => rt::Option::Some(12),
-            "user" => rt::Option::Some(13),
-            "volumeMounts" => rt::Option::Some(14),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.allocated_resources = rt::decode::quantity(map)?,
-            1 => self.allocated_resources_status = rt::decode::value(map)?,
-            2 => self.container_id = rt::decode::value(map)?,
-            3 => self.image = rt::decode::null_default(map)?,
-            4 => self.image_id = rt::decode::null_default(map)?,
-            5 => self.last_state = rt::decode::value(map)?,
-            6 => self.name = rt::decode::null_default(map)?,
-            7 => self.ready = rt::decode::null_default(map)?,
-            8 => self.resources = rt::decode::value(map)?,
-            9 => self.restart_count = rt::decode::null_default(map)?,
-            10 => self.started = rt::decode::value(map)?,
-            11 => self.state = rt::decode::value(map)?,
-            12 => self.stop_signal = rt::decode::value(map)?,
-            13 => self.user = rt::decode::value(map)?,
-            14 => self.volume_mounts = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerStatus> for ContainerStatus {
     fn from(full: &k8s::api::core::v1::ContainerStatus) -> Self {
         ContainerStatus {
@@ -4311,36 +2877,6 @@ pub struct ContainerUser {
 impl rt::ProjectionSource for ContainerUser {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("linux", "linux")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for ContainerUser {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ContainerUser {
-    const NAME: &'static str = "ContainerUser";
-    const KEYS: &'static [&'static str] = &["linux"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "linux" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.linux = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ContainerUser> for ContainerUser {
     fn from(full: &k8s::api::core::v1::ContainerUser) -> Self {
         ContainerUser {
@@ -4384,36 +2920,6 @@ pub struct DaemonEndpoint {
 impl rt::ProjectionSource for DaemonEndpoint {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("port", "Port")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for DaemonEndpoint {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for DaemonEndpoint {
-    const NAME: &'static str = "DaemonEndpoint";
-    const KEYS: &'static [&'static str] = &["Port"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "Port" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.port = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::DaemonEndpoint> for DaemonEndpoint {
     fn from(full: &k8s::api::core::v1::DaemonEndpoint) -> Self {
         DaemonEndpoint { port: full.port }
@@ -4454,36 +2960,6 @@ pub struct DownwardAPIProjection {
 }
 impl rt::ProjectionSource for DownwardAPIProjection {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("items", "items")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for DownwardAPIProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for DownwardAPIProjection {
-    const NAME: &'static str = "DownwardAPIProjection";
-    const KEYS: &'static [&'static str] = &["items"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "items" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.items = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::DownwardAPIProjection> for DownwardAPIProjection {
     fn from(full: &k8s::api::core::v1::DownwardAPIProjection) -> Self {
@@ -4554,52 +3030,6 @@ impl rt::ProjectionSource for DownwardAPIVolumeFile {
             ("user", "user"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for DownwardAPIVolumeFile {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for DownwardAPIVolumeFile {
-    const NAME: &'static str = "DownwardAPIVolumeFile";
-    const KEYS: &'static [&'static str] = &[
-        "fieldRef",
-        "mode",
-        "path",
-        "resourceFieldRef",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fieldRef" => rt::Option::Some(0),
-            "mode" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            "resourceFieldRef" => rt::Option::Some(3),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "user" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.field_ref = rt::decode::value(map)?,
-            1 => self.mode = rt::decode::value(map)?,
-            2 => self.path = rt::decode::null_default(map)?,
-            3 => self.resource_field_ref = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            4 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeFile> for DownwardAPIVolumeFile {
     fn from(full: &k8s::api::core::v1::DownwardAPIVolumeFile) -> Self {
@@ -4682,42 +3112,6 @@ impl rt::ProjectionSource for DownwardAPIVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for DownwardAPIVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for DownwardAPIVolumeSource {
-    const NAME: &'static str = "DownwardAPIVolumeSource";
-    const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "items"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "defaultMode" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "defaultUser" => rt::Option::Some(1),
-            "items" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.default_mode = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.default_user = rt::decode::value(map)?,
-            2 => self.items = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeSource> for DownwardAPIVolumeSource {
     fn from(full: &k8s::api::core::v1::DownwardAPIVolumeSource) -> Self {
         DownwardAPIVolumeSource {
@@ -4792,42 +3186,6 @@ impl rt::ProjectionSource for EmptyDirVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EmptyDirVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EmptyDirVolumeSource {
-    const NAME: &'static str = "EmptyDirVolumeSource";
-    const KEYS: &'static [&'static str] = &["medium", "mode", "sizeLimit"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "medium" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "mode" => rt::Option::Some(1),
-            "sizeLimit" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.medium = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.mode = rt::decode::value(map)?,
-            2 => self.size_limit = rt::decode::quantity(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EmptyDirVolumeSource> for EmptyDirVolumeSource {
     fn from(full: &k8s::api::core::v1::EmptyDirVolumeSource) -> Self {
         EmptyDirVolumeSource {
@@ -4895,42 +3253,6 @@ impl rt::ProjectionSource for EndpointAddress {
             ("target_ref", "targetRef"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for EndpointAddress {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EndpointAddress {
-    const NAME: &'static str = "EndpointAddress";
-    const KEYS: &'static [&'static str] = &["hostname", "ip", "nodeName", "targetRef"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "hostname" => rt::Option::Some(0),
-            "ip" => rt::Option::Some(1),
-            "nodeName" => rt::Option::Some(2),
-            "targetRef" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.hostname = rt::decode::value(map)?,
-            1 => self.ip = rt::decode::null_default(map)?,
-            2 => self.node_name = rt::decode::value(map)?,
-            3 => self.target_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::EndpointAddress> for EndpointAddress {
     fn from(full: &k8s::api::core::v1::EndpointAddress) -> Self {
@@ -5012,42 +3334,6 @@ impl rt::ProjectionSource for EndpointPort {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EndpointPort {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EndpointPort {
-    const NAME: &'static str = "EndpointPort";
-    const KEYS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "appProtocol" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "port" => rt::Option::Some(2),
-            "protocol" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.app_protocol = rt::decode::value(map)?,
-            1 => self.name = rt::decode::value(map)?,
-            2 => self.port = rt::decode::null_default(map)?,
-            3 => self.protocol = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EndpointPort> for EndpointPort {
     fn from(full: &k8s::api::core::v1::EndpointPort) -> Self {
         EndpointPort {
@@ -5124,40 +3410,6 @@ impl rt::ProjectionSource for EndpointSubset {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EndpointSubset {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EndpointSubset {
-    const NAME: &'static str = "EndpointSubset";
-    const KEYS: &'static [&'static str] = &["addresses", "notReadyAddresses", "ports"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "addresses" => rt::Option::Some(0),
-            "notReadyAddresses" => rt::Option::Some(1),
-            "ports" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.addresses = rt::decode::value(map)?,
-            1 => self.not_ready_addresses = rt::decode::value(map)?,
-            2 => self.ports = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EndpointSubset> for EndpointSubset {
     fn from(full: &k8s::api::core::v1::EndpointSubset) -> Self {
         EndpointSubset {
@@ -5224,42 +3476,6 @@ impl rt::ProjectionSource for Endpoints {
             ("subsets", "subsets"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Endpoints {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Endpoints {
-    const NAME: &'static str = "Endpoints";
-    const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "subsets"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "subsets" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.subsets = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Endpoints> for Endpoints {
     fn from(full: &k8s::api::core::v1::Endpoints) -> Self {
@@ -5385,40 +3601,6 @@ impl rt::ProjectionSource for EnvFromSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EnvFromSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EnvFromSource {
-    const NAME: &'static str = "EnvFromSource";
-    const KEYS: &'static [&'static str] = &["configMapRef", "prefix", "secretRef"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "configMapRef" => rt::Option::Some(0),
-            "prefix" => rt::Option::Some(1),
-            "secretRef" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.config_map_ref = rt::decode::value(map)?,
-            1 => self.prefix = rt::decode::value(map)?,
-            2 => self.secret_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EnvFromSource> for EnvFromSource {
     fn from(full: &k8s::api::core::v1::EnvFromSource) -> Self {
         EnvFromSource {
@@ -5475,40 +3657,6 @@ impl rt::ProjectionSource for EnvVar {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("value", "value"), ("value_from", "valueFrom")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for EnvVar {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EnvVar {
-    const NAME: &'static str = "EnvVar";
-    const KEYS: &'static [&'static str] = &["name", "value", "valueFrom"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "value" => rt::Option::Some(1),
-            "valueFrom" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.value = rt::decode::value(map)?,
-            2 => self.value_from = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::EnvVar> for EnvVar {
     fn from(full: &k8s::api::core::v1::EnvVar) -> Self {
@@ -5592,52 +3740,6 @@ impl rt::ProjectionSource for EnvVarSource {
             ("secret_key_ref", "secretKeyRef"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for EnvVarSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EnvVarSource {
-    const NAME: &'static str = "EnvVarSource";
-    const KEYS: &'static [&'static str] = &[
-        "configMapKeyRef",
-        "fieldRef",
-        "fileKeyRef",
-        "resourceFieldRef",
-        "secretKeyRef",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "configMapKeyRef" => rt::Option::Some(0),
-            "fieldRef" => rt::Option::Some(1),
-            #[cfg(k8s_since = "1.34")]
-            "fileKeyRef" => rt::Option::Some(2),
-            "resourceFieldRef" => rt::Option::Some(3),
-            "secretKeyRef" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.config_map_key_ref = rt::decode::value(map)?,
-            1 => self.field_ref = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            2 => self.file_key_ref = rt::decode::value(map)?,
-            3 => self.resource_field_ref = rt::decode::value(map)?,
-            4 => self.secret_key_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::EnvVarSource> for EnvVarSource {
     fn from(full: &k8s::api::core::v1::EnvVarSource) -> Self {
@@ -5854,115 +3956,6 @@ impl rt::ProjectionSource for EphemeralContainer {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EphemeralContainer {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EphemeralContainer {
-    const NAME: &'static str = "EphemeralContainer";
-    const KEYS: &'static [&'static str] = &[
-        "args",
-        "command",
-        "env",
-        "envFrom",
-        "image",
-        "imagePullPolicy",
-        "lifecycle",
-        "livenessProbe",
-        "name",
-        "ports",
-        "readinessProbe",
-        "resizePolicy",
-        "resources",
-        "restartPolicy",
-        "restartPolicyRules",
-        "securityContext",
-        "startupProbe",
-        "stdin",
-        "stdinOnce",
-        "targetContainerName",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-        "tty",
-        "volumeDevices",
-        "volumeMounts",
-        "workingDir",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "args" => rt::Option::Some(0),
-            "command" => rt::Option::Some(1),
-            "env" => rt::Option::Some(2),
-            "envFrom" => rt::Option::Some(3),
-            "image" => rt::Option::Some(4),
-            "imagePullPolicy" => rt::Option::Some(5),
-            "lifecycle" => rt::Option::Some(6),
-            "livenessProbe" => rt::Option::Some(7),
-            "name" => rt::Option::Some(8),
-            "ports" => rt::Option::Some(9),
-            "readinessProbe" => rt::Option::Some(10),
-            "resizePolicy" => rt::Option::Some(11),
-            "resources" => rt::Option::Some(12),
-            "restartPolicy" => rt::Option::Some(13),
-            #[cfg(k8s_since = "1.34")]
-            "restartPolicyRules" => rt::Option::Some(14),
-            "securityContext" => rt::Option::Some(15),
-            "startupProbe" => rt::Option::Some(16),
-            "stdin" => rt::Option::Some(17),
-            "stdinOnce" => rt::Option::Some(18),
-            "targetContainerName" => rt::Option::Some(19),
-            "terminationMessagePath" => rt::Option::Some(20),
-            "terminationMessagePolicy" => rt::Option::Some(21),
-            "tty" => rt::Option::Some(22),
-            "volumeDevices" => rt::Option::Some(23),
-            "volumeMounts" => rt::Option::Some(24),
-            "workingDir" => rt::Option::Some(25),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.args = rt::decode::value(map)?,
-            1 => self.command = rt::decode::value(map)?,
-            2 => self.env = rt::decode::value(map)?,
-            3 => self.env_from = rt::decode::value(map)?,
-            4 => self.image = rt::decode::value(map)?,
-            5 => self.image_pull_policy = rt::decode::value(map)?,
-            6 => self.lifecycle = rt::decode::value(map)?,
-            7 => self.liveness_probe = rt::decode::value(map)?,
-            8 => self.name = rt::decode::null_default(map)?,
-            9 => self.ports = rt::decode::value(map)?,
-            10 => self.readiness_probe = rt::decode::value(map)?,
-            11 => self.resize_policy = rt::decode::value(map)?,
-            12 => self.resources = rt::decode::value(map)?,
-            13 => self.restart_policy = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            14 => self.restart_policy_rules = rt::decode::value(map)?,
-            15 => self.security_context = rt::decode::value(map)?,
-            16 => self.startup_probe = rt::decode::value(map)?,
-            17 => self.stdin = rt::decode::value(map)?,
-            18 => self.stdin_once = rt::decode::value(map)?,
-            19 => self.target_container_name = rt::decode::value(map)?,
-            20 => self.termination_message_path = rt::decode::value(map)?,
-            21 => self.termination_message_policy = rt::decode::value(map)?,
-            22 => self.tty = rt::decode::value(map)?,
-            23 => self.volume_devices = rt::decode::value(map)?,
-            24 => self.volume_mounts = rt::decode::value(map)?,
-            25 => self.working_dir = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EphemeralContainer> for EphemeralContainer {
     fn from(full: &k8s::api::core::v1::EphemeralContainer) -> Self {
         EphemeralContainer {
@@ -6106,36 +4099,6 @@ impl rt::ProjectionSource for EphemeralVolumeSource {
         &[("volume_claim_template", "volumeClaimTemplate")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EphemeralVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EphemeralVolumeSource {
-    const NAME: &'static str = "EphemeralVolumeSource";
-    const KEYS: &'static [&'static str] = &["volumeClaimTemplate"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "volumeClaimTemplate" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.volume_claim_template = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EphemeralVolumeSource> for EphemeralVolumeSource {
     fn from(full: &k8s::api::core::v1::EphemeralVolumeSource) -> Self {
         EphemeralVolumeSource {
@@ -6265,86 +4228,6 @@ impl rt::ProjectionSource for Event {
             ("type_", "type"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Event {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Event {
-    const NAME: &'static str = "Event";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "action",
-        "count",
-        "eventTime",
-        "firstTimestamp",
-        "involvedObject",
-        "lastTimestamp",
-        "message",
-        "metadata",
-        "reason",
-        "related",
-        "reportingComponent",
-        "reportingInstance",
-        "series",
-        "source",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "action" => rt::Option::Some(2),
-            "count" => rt::Option::Some(3),
-            "eventTime" => rt::Option::Some(4),
-            "firstTimestamp" => rt::Option::Some(5),
-            "involvedObject" => rt::Option::Some(6),
-            "lastTimestamp" => rt::Option::Some(7),
-            "message" => rt::Option::Some(8),
-            "metadata" => rt::Option::Some(9),
-            "reason" => rt::Option::Some(10),
-            "related" => rt::Option::Some(11),
-            "reportingComponent" => rt::Option::Some(12),
-            "reportingInstance" => rt::Option::Some(13),
-            "series" => rt::Option::Some(14),
-            "source" => rt::Option::Some(15),
-            "type" => rt::Option::Some(16),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.action = rt::decode::value(map)?,
-            3 => self.count = rt::decode::value(map)?,
-            4 => self.event_time = rt::decode::value(map)?,
-            5 => self.first_timestamp = rt::decode::value(map)?,
-            6 => self.involved_object = rt::decode::null_default(map)?,
-            7 => self.last_timestamp = rt::decode::value(map)?,
-            8 => self.message = rt::decode::value(map)?,
-            9 => self.metadata = rt::decode::null_default(map)?,
-            10 => self.reason = rt::decode::value(map)?,
-            11 => self.related = rt::decode::value(map)?,
-            12 => self.reporting_component = rt::decode::value(map)?,
-            13 => self.reporting_instance = rt::decode::value(map)?,
-            14 => self.series = rt::decode::value(map)?,
-            15 => self.source = rt::decode::value(map)?,
-            16 => self.type_ = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Event> for Event {
     fn from(full: &k8s::api::core::v1::Event) -> Self {
@@ -6493,38 +4376,6 @@ impl rt::ProjectionSource for EventSeries {
         &[("count", "count"), ("last_observed_time", "lastObservedTime")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for EventSeries {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EventSeries {
-    const NAME: &'static str = "EventSeries";
-    const KEYS: &'static [&'static str] = &["count", "lastObservedTime"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "count" => rt::Option::Some(0),
-            "lastObservedTime" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.count = rt::decode::value(map)?,
-            1 => self.last_observed_time = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::EventSeries> for EventSeries {
     fn from(full: &k8s::api::core::v1::EventSeries) -> Self {
         EventSeries {
@@ -6575,38 +4426,6 @@ impl rt::ProjectionSource for EventSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("component", "component"), ("host", "host")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for EventSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for EventSource {
-    const NAME: &'static str = "EventSource";
-    const KEYS: &'static [&'static str] = &["component", "host"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "component" => rt::Option::Some(0),
-            "host" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.component = rt::decode::value(map)?,
-            1 => self.host = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::EventSource> for EventSource {
     fn from(full: &k8s::api::core::v1::EventSource) -> Self {
@@ -6662,40 +4481,6 @@ impl rt::ProjectionSource for EvictionResponder {
     );
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for EvictionResponder {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for EvictionResponder {
-    const NAME: &'static str = "EvictionResponder";
-    const KEYS: &'static [&'static str] = &["name", "priority"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "priority" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.priority = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::EvictionResponder> for EvictionResponder {
     fn from(full: &k8s::api::core::v1::EvictionResponder) -> Self {
         EvictionResponder {
@@ -6746,36 +4531,6 @@ pub struct ExecAction {
 }
 impl rt::ProjectionSource for ExecAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("command", "command")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for ExecAction {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ExecAction {
-    const NAME: &'static str = "ExecAction";
-    const KEYS: &'static [&'static str] = &["command"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "command" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.command = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ExecAction> for ExecAction {
     fn from(full: &k8s::api::core::v1::ExecAction) -> Self {
@@ -6839,50 +4594,6 @@ impl rt::ProjectionSource for FCVolumeSource {
             ("wwids", "wwids"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for FCVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for FCVolumeSource {
-    const NAME: &'static str = "FCVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "lun",
-        "readOnly",
-        "targetWWNs",
-        "wwids",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "lun" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            "targetWWNs" => rt::Option::Some(3),
-            "wwids" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.lun = rt::decode::value(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            3 => self.target_wwns = rt::decode::value(map)?,
-            4 => self.wwids = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::FCVolumeSource> for FCVolumeSource {
     fn from(full: &k8s::api::core::v1::FCVolumeSource) -> Self {
@@ -6966,44 +4677,6 @@ impl rt::ProjectionSource for FileKeySelector {
     );
 }
 #[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for FileKeySelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for FileKeySelector {
-    const NAME: &'static str = "FileKeySelector";
-    const KEYS: &'static [&'static str] = &["key", "optional", "path", "volumeName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "optional" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            "volumeName" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.optional = rt::decode::value(map)?,
-            2 => self.path = rt::decode::null_default(map)?,
-            3 => self.volume_name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
-#[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::FileKeySelector> for FileKeySelector {
     fn from(full: &k8s::api::core::v1::FileKeySelector) -> Self {
         FileKeySelector {
@@ -7080,50 +4753,6 @@ impl rt::ProjectionSource for FlexPersistentVolumeSource {
             ("secret_ref", "secretRef"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for FlexPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for FlexPersistentVolumeSource {
-    const NAME: &'static str = "FlexPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "driver",
-        "fsType",
-        "options",
-        "readOnly",
-        "secretRef",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "driver" => rt::Option::Some(0),
-            "fsType" => rt::Option::Some(1),
-            "options" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.driver = rt::decode::null_default(map)?,
-            1 => self.fs_type = rt::decode::value(map)?,
-            2 => self.options = rt::decode::value(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::FlexPersistentVolumeSource>
 for FlexPersistentVolumeSource {
@@ -7213,50 +4842,6 @@ impl rt::ProjectionSource for FlexVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for FlexVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for FlexVolumeSource {
-    const NAME: &'static str = "FlexVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "driver",
-        "fsType",
-        "options",
-        "readOnly",
-        "secretRef",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "driver" => rt::Option::Some(0),
-            "fsType" => rt::Option::Some(1),
-            "options" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.driver = rt::decode::null_default(map)?,
-            1 => self.fs_type = rt::decode::value(map)?,
-            2 => self.options = rt::decode::value(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::FlexVolumeSource> for FlexVolumeSource {
     fn from(full: &k8s::api::core::v1::FlexVolumeSource) -> Self {
         FlexVolumeSource {
@@ -7325,38 +4910,6 @@ impl rt::ProjectionSource for FlockerVolumeSource {
         &[("dataset_name", "datasetName"), ("dataset_uuid", "datasetUUID")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for FlockerVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for FlockerVolumeSource {
-    const NAME: &'static str = "FlockerVolumeSource";
-    const KEYS: &'static [&'static str] = &["datasetName", "datasetUUID"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "datasetName" => rt::Option::Some(0),
-            "datasetUUID" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.dataset_name = rt::decode::value(map)?,
-            1 => self.dataset_uuid = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::FlockerVolumeSource> for FlockerVolumeSource {
     fn from(full: &k8s::api::core::v1::FlockerVolumeSource) -> Self {
         FlockerVolumeSource {
@@ -7418,42 +4971,6 @@ impl rt::ProjectionSource for GCEPersistentDiskVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for GCEPersistentDiskVolumeSource {
-    const NAME: &'static str = "GCEPersistentDiskVolumeSource";
-    const KEYS: &'static [&'static str] = &["fsType", "partition", "pdName", "readOnly"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "partition" => rt::Option::Some(1),
-            "pdName" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.partition = rt::decode::value(map)?,
-            2 => self.pd_name = rt::decode::null_default(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::GCEPersistentDiskVolumeSource>
 for GCEPersistentDiskVolumeSource {
@@ -7538,42 +5055,6 @@ impl rt::ProjectionSource for GRPCAction {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for GRPCAction {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for GRPCAction {
-    const NAME: &'static str = "GRPCAction";
-    const KEYS: &'static [&'static str] = &["mode", "port", "service"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "mode" => rt::Option::Some(0),
-            "port" => rt::Option::Some(1),
-            "service" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            0 => self.mode = rt::decode::value(map)?,
-            1 => self.port = rt::decode::null_default(map)?,
-            2 => self.service = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::GRPCAction> for GRPCAction {
     fn from(full: &k8s::api::core::v1::GRPCAction) -> Self {
         GRPCAction {
@@ -7637,40 +5118,6 @@ impl rt::ProjectionSource for GitRepoVolumeSource {
             ("revision", "revision"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for GitRepoVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for GitRepoVolumeSource {
-    const NAME: &'static str = "GitRepoVolumeSource";
-    const KEYS: &'static [&'static str] = &["directory", "repository", "revision"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "directory" => rt::Option::Some(0),
-            "repository" => rt::Option::Some(1),
-            "revision" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.directory = rt::decode::value(map)?,
-            1 => self.repository = rt::decode::null_default(map)?,
-            2 => self.revision = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::GitRepoVolumeSource> for GitRepoVolumeSource {
     fn from(full: &k8s::api::core::v1::GitRepoVolumeSource) -> Self {
@@ -7740,47 +5187,6 @@ impl rt::ProjectionSource for GlusterfsPersistentVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for GlusterfsPersistentVolumeSource {
-    const NAME: &'static str = "GlusterfsPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "endpoints",
-        "endpointsNamespace",
-        "path",
-        "readOnly",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "endpoints" => rt::Option::Some(0),
-            "endpointsNamespace" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.endpoints = rt::decode::null_default(map)?,
-            1 => self.endpoints_namespace = rt::decode::value(map)?,
-            2 => self.path = rt::decode::null_default(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::GlusterfsPersistentVolumeSource>
 for GlusterfsPersistentVolumeSource {
@@ -7858,40 +5264,6 @@ impl rt::ProjectionSource for GlusterfsVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("endpoints", "endpoints"), ("path", "path"), ("read_only", "readOnly")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for GlusterfsVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for GlusterfsVolumeSource {
-    const NAME: &'static str = "GlusterfsVolumeSource";
-    const KEYS: &'static [&'static str] = &["endpoints", "path", "readOnly"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "endpoints" => rt::Option::Some(0),
-            "path" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.endpoints = rt::decode::null_default(map)?,
-            1 => self.path = rt::decode::null_default(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::GlusterfsVolumeSource> for GlusterfsVolumeSource {
     fn from(full: &k8s::api::core::v1::GlusterfsVolumeSource) -> Self {
@@ -7973,55 +5345,6 @@ impl rt::ProjectionSource for HTTPGetAction {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for HTTPGetAction {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for HTTPGetAction {
-    const NAME: &'static str = "HTTPGetAction";
-    const KEYS: &'static [&'static str] = &[
-        "host",
-        "httpHeaders",
-        "path",
-        "port",
-        "protocol",
-        "scheme",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "host" => rt::Option::Some(0),
-            "httpHeaders" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            "port" => rt::Option::Some(3),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "protocol" => rt::Option::Some(4),
-            "scheme" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.host = rt::decode::value(map)?,
-            1 => self.http_headers = rt::decode::value(map)?,
-            2 => self.path = rt::decode::value(map)?,
-            3 => self.port = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            4 => self.protocol = rt::decode::value(map)?,
-            5 => self.scheme = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::HTTPGetAction> for HTTPGetAction {
     fn from(full: &k8s::api::core::v1::HTTPGetAction) -> Self {
         HTTPGetAction {
@@ -8088,38 +5411,6 @@ impl rt::ProjectionSource for HTTPHeader {
         &[("name", "name"), ("value", "value")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for HTTPHeader {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for HTTPHeader {
-    const NAME: &'static str = "HTTPHeader";
-    const KEYS: &'static [&'static str] = &["name", "value"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "value" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.value = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::HTTPHeader> for HTTPHeader {
     fn from(full: &k8s::api::core::v1::HTTPHeader) -> Self {
         HTTPHeader {
@@ -8170,38 +5461,6 @@ impl rt::ProjectionSource for HostAlias {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("hostnames", "hostnames"), ("ip", "ip")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for HostAlias {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for HostAlias {
-    const NAME: &'static str = "HostAlias";
-    const KEYS: &'static [&'static str] = &["hostnames", "ip"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "hostnames" => rt::Option::Some(0),
-            "ip" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.hostnames = rt::decode::value(map)?,
-            1 => self.ip = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::HostAlias> for HostAlias {
     fn from(full: &k8s::api::core::v1::HostAlias) -> Self {
@@ -8257,36 +5516,6 @@ pub struct HostIP {
 impl rt::ProjectionSource for HostIP {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for HostIP {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for HostIP {
-    const NAME: &'static str = "HostIP";
-    const KEYS: &'static [&'static str] = &["ip"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "ip" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.ip = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::HostIP> for HostIP {
     fn from(full: &k8s::api::core::v1::HostIP) -> Self {
         HostIP {
@@ -8334,38 +5563,6 @@ impl rt::ProjectionSource for HostPathVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("path", "path"), ("type_", "type")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for HostPathVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for HostPathVolumeSource {
-    const NAME: &'static str = "HostPathVolumeSource";
-    const KEYS: &'static [&'static str] = &["path", "type"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "path" => rt::Option::Some(0),
-            "type" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.path = rt::decode::null_default(map)?,
-            1 => self.type_ = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::HostPathVolumeSource> for HostPathVolumeSource {
     fn from(full: &k8s::api::core::v1::HostPathVolumeSource) -> Self {
@@ -8472,68 +5669,6 @@ impl rt::ProjectionSource for ISCSIPersistentVolumeSource {
             ("target_portal", "targetPortal"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ISCSIPersistentVolumeSource {
-    const NAME: &'static str = "ISCSIPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "chapAuthDiscovery",
-        "chapAuthSession",
-        "fsType",
-        "initiatorName",
-        "iqn",
-        "iscsiInterface",
-        "lun",
-        "portals",
-        "readOnly",
-        "secretRef",
-        "targetPortal",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "chapAuthDiscovery" => rt::Option::Some(0),
-            "chapAuthSession" => rt::Option::Some(1),
-            "fsType" => rt::Option::Some(2),
-            "initiatorName" => rt::Option::Some(3),
-            "iqn" => rt::Option::Some(4),
-            "iscsiInterface" => rt::Option::Some(5),
-            "lun" => rt::Option::Some(6),
-            "portals" => rt::Option::Some(7),
-            "readOnly" => rt::Option::Some(8),
-            "secretRef" => rt::Option::Some(9),
-            "targetPortal" => rt::Option::Some(10),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.chap_auth_discovery = rt::decode::value(map)?,
-            1 => self.chap_auth_session = rt::decode::value(map)?,
-            2 => self.fs_type = rt::decode::value(map)?,
-            3 => self.initiator_name = rt::decode::value(map)?,
-            4 => self.iqn = rt::decode::null_default(map)?,
-            5 => self.iscsi_interface = rt::decode::value(map)?,
-            6 => self.lun = rt::decode::null_default(map)?,
-            7 => self.portals = rt::decode::value(map)?,
-            8 => self.read_only = rt::decode::value(map)?,
-            9 => self.secret_ref = rt::decode::value(map)?,
-            10 => self.target_portal = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ISCSIPersistentVolumeSource>
 for ISCSIPersistentVolumeSource {
@@ -8681,68 +5816,6 @@ impl rt::ProjectionSource for ISCSIVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ISCSIVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ISCSIVolumeSource {
-    const NAME: &'static str = "ISCSIVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "chapAuthDiscovery",
-        "chapAuthSession",
-        "fsType",
-        "initiatorName",
-        "iqn",
-        "iscsiInterface",
-        "lun",
-        "portals",
-        "readOnly",
-        "secretRef",
-        "targetPortal",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "chapAuthDiscovery" => rt::Option::Some(0),
-            "chapAuthSession" => rt::Option::Some(1),
-            "fsType" => rt::Option::Some(2),
-            "initiatorName" => rt::Option::Some(3),
-            "iqn" => rt::Option::Some(4),
-            "iscsiInterface" => rt::Option::Some(5),
-            "lun" => rt::Option::Some(6),
-            "portals" => rt::Option::Some(7),
-            "readOnly" => rt::Option::Some(8),
-            "secretRef" => rt::Option::Some(9),
-            "targetPortal" => rt::Option::Some(10),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.chap_auth_discovery = rt::decode::value(map)?,
-            1 => self.chap_auth_session = rt::decode::value(map)?,
-            2 => self.fs_type = rt::decode::value(map)?,
-            3 => self.initiator_name = rt::decode::value(map)?,
-            4 => self.iqn = rt::decode::null_default(map)?,
-            5 => self.iscsi_interface = rt::decode::value(map)?,
-            6 => self.lun = rt::decode::null_default(map)?,
-            7 => self.portals = rt::decode::value(map)?,
-            8 => self.read_only = rt::decode::value(map)?,
-            9 => self.secret_ref = rt::decode::value(map)?,
-            10 => self.target_portal = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ISCSIVolumeSource> for ISCSIVolumeSource {
     fn from(full: &k8s::api::core::v1::ISCSIVolumeSource) -> Self {
         ISCSIVolumeSource {
@@ -8821,38 +5894,6 @@ impl rt::ProjectionSource for ImageVolumeSource {
         &[("pull_policy", "pullPolicy"), ("reference", "reference")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ImageVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ImageVolumeSource {
-    const NAME: &'static str = "ImageVolumeSource";
-    const KEYS: &'static [&'static str] = &["pullPolicy", "reference"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "pullPolicy" => rt::Option::Some(0),
-            "reference" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.pull_policy = rt::decode::value(map)?,
-            1 => self.reference = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ImageVolumeSource> for ImageVolumeSource {
     fn from(full: &k8s::api::core::v1::ImageVolumeSource) -> Self {
         ImageVolumeSource {
@@ -8900,38 +5941,6 @@ pub struct ImageVolumeStatus {
 #[cfg(k8s_since = "1.36")]
 impl rt::ProjectionSource for ImageVolumeStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("image_ref", "imageRef")]);
-}
-#[cfg(k8s_since = "1.36")]
-impl<'de> rt::serde::Deserialize<'de> for ImageVolumeStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.36")]
-impl rt::decode::Fields for ImageVolumeStatus {
-    const NAME: &'static str = "ImageVolumeStatus";
-    const KEYS: &'static [&'static str] = &["imageRef"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "imageRef" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.image_ref = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::ImageVolumeStatus> for ImageVolumeStatus {
@@ -9000,44 +6009,6 @@ impl rt::ProjectionSource for KeyToPath {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for KeyToPath {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for KeyToPath {
-    const NAME: &'static str = "KeyToPath";
-    const KEYS: &'static [&'static str] = &["key", "mode", "path", "user"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "mode" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "user" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.mode = rt::decode::value(map)?,
-            2 => self.path = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            3 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::KeyToPath> for KeyToPath {
     fn from(full: &k8s::api::core::v1::KeyToPath) -> Self {
         KeyToPath {
@@ -9105,40 +6076,6 @@ impl rt::ProjectionSource for Lifecycle {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Lifecycle {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Lifecycle {
-    const NAME: &'static str = "Lifecycle";
-    const KEYS: &'static [&'static str] = &["postStart", "preStop", "stopSignal"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "postStart" => rt::Option::Some(0),
-            "preStop" => rt::Option::Some(1),
-            "stopSignal" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.post_start = rt::decode::value(map)?,
-            1 => self.pre_stop = rt::decode::value(map)?,
-            2 => self.stop_signal = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Lifecycle> for Lifecycle {
     fn from(full: &k8s::api::core::v1::Lifecycle) -> Self {
         Lifecycle {
@@ -9203,42 +6140,6 @@ impl rt::ProjectionSource for LifecycleHandler {
             ("tcp_socket", "tcpSocket"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for LifecycleHandler {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LifecycleHandler {
-    const NAME: &'static str = "LifecycleHandler";
-    const KEYS: &'static [&'static str] = &["exec", "httpGet", "sleep", "tcpSocket"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "exec" => rt::Option::Some(0),
-            "httpGet" => rt::Option::Some(1),
-            "sleep" => rt::Option::Some(2),
-            "tcpSocket" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.exec = rt::decode::value(map)?,
-            1 => self.http_get = rt::decode::value(map)?,
-            2 => self.sleep = rt::decode::value(map)?,
-            3 => self.tcp_socket = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::LifecycleHandler> for LifecycleHandler {
     fn from(full: &k8s::api::core::v1::LifecycleHandler) -> Self {
@@ -9309,42 +6210,6 @@ impl rt::ProjectionSource for LimitRange {
             ("spec", "spec"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for LimitRange {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LimitRange {
-    const NAME: &'static str = "LimitRange";
-    const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "spec"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::LimitRange> for LimitRange {
     fn from(full: &k8s::api::core::v1::LimitRange) -> Self {
@@ -9503,53 +6368,6 @@ impl rt::ProjectionSource for LimitRangeItem {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for LimitRangeItem {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LimitRangeItem {
-    const NAME: &'static str = "LimitRangeItem";
-    const KEYS: &'static [&'static str] = &[
-        "default",
-        "defaultRequest",
-        "max",
-        "maxLimitRequestRatio",
-        "min",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "default" => rt::Option::Some(0),
-            "defaultRequest" => rt::Option::Some(1),
-            "max" => rt::Option::Some(2),
-            "maxLimitRequestRatio" => rt::Option::Some(3),
-            "min" => rt::Option::Some(4),
-            "type" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.default = rt::decode::quantity(map)?,
-            1 => self.default_request = rt::decode::quantity(map)?,
-            2 => self.max = rt::decode::quantity(map)?,
-            3 => self.max_limit_request_ratio = rt::decode::quantity(map)?,
-            4 => self.min = rt::decode::quantity(map)?,
-            5 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::LimitRangeItem> for LimitRangeItem {
     fn from(full: &k8s::api::core::v1::LimitRangeItem) -> Self {
         LimitRangeItem {
@@ -9620,36 +6438,6 @@ pub struct LimitRangeSpec {
 impl rt::ProjectionSource for LimitRangeSpec {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("limits", "limits")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for LimitRangeSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LimitRangeSpec {
-    const NAME: &'static str = "LimitRangeSpec";
-    const KEYS: &'static [&'static str] = &["limits"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "limits" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.limits = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::LimitRangeSpec> for LimitRangeSpec {
     fn from(full: &k8s::api::core::v1::LimitRangeSpec) -> Self {
         LimitRangeSpec {
@@ -9704,40 +6492,6 @@ impl rt::ProjectionSource for LinuxContainerUser {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("gid", "gid"), ("supplemental_groups", "supplementalGroups"), ("uid", "uid")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for LinuxContainerUser {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LinuxContainerUser {
-    const NAME: &'static str = "LinuxContainerUser";
-    const KEYS: &'static [&'static str] = &["gid", "supplementalGroups", "uid"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "gid" => rt::Option::Some(0),
-            "supplementalGroups" => rt::Option::Some(1),
-            "uid" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.gid = rt::decode::null_default(map)?,
-            1 => self.supplemental_groups = rt::decode::value(map)?,
-            2 => self.uid = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::LinuxContainerUser> for LinuxContainerUser {
     fn from(full: &k8s::api::core::v1::LinuxContainerUser) -> Self {
@@ -9804,42 +6558,6 @@ impl rt::ProjectionSource for LoadBalancerIngress {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for LoadBalancerIngress {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LoadBalancerIngress {
-    const NAME: &'static str = "LoadBalancerIngress";
-    const KEYS: &'static [&'static str] = &["hostname", "ip", "ipMode", "ports"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "hostname" => rt::Option::Some(0),
-            "ip" => rt::Option::Some(1),
-            "ipMode" => rt::Option::Some(2),
-            "ports" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.hostname = rt::decode::value(map)?,
-            1 => self.ip = rt::decode::value(map)?,
-            2 => self.ip_mode = rt::decode::value(map)?,
-            3 => self.ports = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::LoadBalancerIngress> for LoadBalancerIngress {
     fn from(full: &k8s::api::core::v1::LoadBalancerIngress) -> Self {
         LoadBalancerIngress {
@@ -9892,36 +6610,6 @@ pub struct LoadBalancerStatus {
 impl rt::ProjectionSource for LoadBalancerStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ingress", "ingress")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for LoadBalancerStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LoadBalancerStatus {
-    const NAME: &'static str = "LoadBalancerStatus";
-    const KEYS: &'static [&'static str] = &["ingress"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "ingress" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.ingress = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::LoadBalancerStatus> for LoadBalancerStatus {
     fn from(full: &k8s::api::core::v1::LoadBalancerStatus) -> Self {
         LoadBalancerStatus {
@@ -9964,36 +6652,6 @@ pub struct LocalObjectReference {
 }
 impl rt::ProjectionSource for LocalObjectReference {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for LocalObjectReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LocalObjectReference {
-    const NAME: &'static str = "LocalObjectReference";
-    const KEYS: &'static [&'static str] = &["name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::LocalObjectReference> for LocalObjectReference {
     fn from(full: &k8s::api::core::v1::LocalObjectReference) -> Self {
@@ -10042,38 +6700,6 @@ impl rt::ProjectionSource for LocalVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("fs_type", "fsType"), ("path", "path")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for LocalVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for LocalVolumeSource {
-    const NAME: &'static str = "LocalVolumeSource";
-    const KEYS: &'static [&'static str] = &["fsType", "path"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "path" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.path = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::LocalVolumeSource> for LocalVolumeSource {
     fn from(full: &k8s::api::core::v1::LocalVolumeSource) -> Self {
@@ -10133,38 +6759,6 @@ impl rt::ProjectionSource for ModifyVolumeStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ModifyVolumeStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ModifyVolumeStatus {
-    const NAME: &'static str = "ModifyVolumeStatus";
-    const KEYS: &'static [&'static str] = &["status", "targetVolumeAttributesClassName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "status" => rt::Option::Some(0),
-            "targetVolumeAttributesClassName" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.status = rt::decode::null_default(map)?,
-            1 => self.target_volume_attributes_class_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ModifyVolumeStatus> for ModifyVolumeStatus {
     fn from(full: &k8s::api::core::v1::ModifyVolumeStatus) -> Self {
         ModifyVolumeStatus {
@@ -10222,40 +6816,6 @@ impl rt::ProjectionSource for NFSVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("path", "path"), ("read_only", "readOnly"), ("server", "server")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NFSVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NFSVolumeSource {
-    const NAME: &'static str = "NFSVolumeSource";
-    const KEYS: &'static [&'static str] = &["path", "readOnly", "server"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "path" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "server" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.path = rt::decode::null_default(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.server = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NFSVolumeSource> for NFSVolumeSource {
     fn from(full: &k8s::api::core::v1::NFSVolumeSource) -> Self {
@@ -10327,50 +6887,6 @@ impl rt::ProjectionSource for Namespace {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Namespace {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Namespace {
-    const NAME: &'static str = "Namespace";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Namespace> for Namespace {
     fn from(full: &k8s::api::core::v1::Namespace) -> Self {
@@ -10506,50 +7022,6 @@ impl rt::ProjectionSource for NamespaceCondition {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NamespaceCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NamespaceCondition {
-    const NAME: &'static str = "NamespaceCondition";
-    const KEYS: &'static [&'static str] = &[
-        "lastTransitionTime",
-        "message",
-        "reason",
-        "status",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastTransitionTime" => rt::Option::Some(0),
-            "message" => rt::Option::Some(1),
-            "reason" => rt::Option::Some(2),
-            "status" => rt::Option::Some(3),
-            "type" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_transition_time = rt::decode::value(map)?,
-            1 => self.message = rt::decode::value(map)?,
-            2 => self.reason = rt::decode::value(map)?,
-            3 => self.status = rt::decode::null_default(map)?,
-            4 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NamespaceCondition> for NamespaceCondition {
     fn from(full: &k8s::api::core::v1::NamespaceCondition) -> Self {
         NamespaceCondition {
@@ -10611,36 +7083,6 @@ impl rt::ProjectionSource for NamespaceSpec {
         &[("finalizers", "finalizers")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NamespaceSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NamespaceSpec {
-    const NAME: &'static str = "NamespaceSpec";
-    const KEYS: &'static [&'static str] = &["finalizers"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "finalizers" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.finalizers = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NamespaceSpec> for NamespaceSpec {
     fn from(full: &k8s::api::core::v1::NamespaceSpec) -> Self {
         NamespaceSpec {
@@ -10688,38 +7130,6 @@ impl rt::ProjectionSource for NamespaceStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("conditions", "conditions"), ("phase", "phase")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NamespaceStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NamespaceStatus {
-    const NAME: &'static str = "NamespaceStatus";
-    const KEYS: &'static [&'static str] = &["conditions", "phase"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "conditions" => rt::Option::Some(0),
-            "phase" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.conditions = rt::decode::value(map)?,
-            1 => self.phase = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NamespaceStatus> for NamespaceStatus {
     fn from(full: &k8s::api::core::v1::NamespaceStatus) -> Self {
@@ -10788,50 +7198,6 @@ impl rt::ProjectionSource for Node {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Node {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Node {
-    const NAME: &'static str = "Node";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Node> for Node {
     fn from(full: &k8s::api::core::v1::Node) -> Self {
@@ -10948,38 +7314,6 @@ impl rt::ProjectionSource for NodeAddress {
         &[("address", "address"), ("type_", "type")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeAddress {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeAddress {
-    const NAME: &'static str = "NodeAddress";
-    const KEYS: &'static [&'static str] = &["address", "type"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "address" => rt::Option::Some(0),
-            "type" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.address = rt::decode::null_default(map)?,
-            1 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeAddress> for NodeAddress {
     fn from(full: &k8s::api::core::v1::NodeAddress) -> Self {
         NodeAddress {
@@ -11052,49 +7386,6 @@ impl rt::ProjectionSource for NodeAffinity {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeAffinity {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeAffinity {
-    const NAME: &'static str = "NodeAffinity";
-    const KEYS: &'static [&'static str] = &[
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
-            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => {
-                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            1 => {
-                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeAffinity> for NodeAffinity {
     fn from(full: &k8s::api::core::v1::NodeAffinity) -> Self {
         NodeAffinity {
@@ -11161,40 +7452,6 @@ impl rt::ProjectionSource for NodeAllocatableMappedResources {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("quantity", "quantity")],
     );
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableMappedResources {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for NodeAllocatableMappedResources {
-    const NAME: &'static str = "NodeAllocatableMappedResources";
-    const KEYS: &'static [&'static str] = &["name", "quantity"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "quantity" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.quantity = rt::decode::quantity_or_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableMappedResources>
@@ -11278,42 +7535,6 @@ impl rt::ProjectionSource for NodeAllocatableOverheadResources {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("per_container", "perContainer"), ("per_pod", "perPod")],
     );
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableOverheadResources {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for NodeAllocatableOverheadResources {
-    const NAME: &'static str = "NodeAllocatableOverheadResources";
-    const KEYS: &'static [&'static str] = &["name", "perContainer", "perPod"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "perContainer" => rt::Option::Some(1),
-            "perPod" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.per_container = rt::decode::quantity(map)?,
-            2 => self.per_pod = rt::decode::quantity(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableOverheadResources>
@@ -11410,58 +7631,6 @@ impl rt::ProjectionSource for NodeAllocatableResourceClaimStatus {
             ("resources", "resources"),
         ],
     );
-}
-#[cfg(k8s_since = "1.36")]
-impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableResourceClaimStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.36")]
-impl rt::decode::Fields for NodeAllocatableResourceClaimStatus {
-    const NAME: &'static str = "NodeAllocatableResourceClaimStatus";
-    const KEYS: &'static [&'static str] = &[
-        "containers",
-        "mapping",
-        "overhead",
-        "resourceClaimName",
-        "resources",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "containers" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "mapping" => rt::Option::Some(1),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "overhead" => rt::Option::Some(2),
-            "resourceClaimName" => rt::Option::Some(3),
-            #[cfg(k8s_openapi_enabled_version = "1.36")]
-            "resources" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.containers = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.mapping = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            2 => self.overhead = rt::decode::value(map)?,
-            3 => self.resource_claim_name = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.36")]
-            4 => self.resources = rt::decode::quantity_or_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableResourceClaimStatus>
@@ -11574,53 +7743,6 @@ impl rt::ProjectionSource for NodeCondition {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeCondition {
-    const NAME: &'static str = "NodeCondition";
-    const KEYS: &'static [&'static str] = &[
-        "lastHeartbeatTime",
-        "lastTransitionTime",
-        "message",
-        "reason",
-        "status",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastHeartbeatTime" => rt::Option::Some(0),
-            "lastTransitionTime" => rt::Option::Some(1),
-            "message" => rt::Option::Some(2),
-            "reason" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            "type" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_heartbeat_time = rt::decode::value(map)?,
-            1 => self.last_transition_time = rt::decode::value(map)?,
-            2 => self.message = rt::decode::value(map)?,
-            3 => self.reason = rt::decode::value(map)?,
-            4 => self.status = rt::decode::null_default(map)?,
-            5 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeCondition> for NodeCondition {
     fn from(full: &k8s::api::core::v1::NodeCondition) -> Self {
         NodeCondition {
@@ -11680,36 +7802,6 @@ impl rt::ProjectionSource for NodeConfigSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("config_map", "configMap")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeConfigSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeConfigSource {
-    const NAME: &'static str = "NodeConfigSource";
-    const KEYS: &'static [&'static str] = &["configMap"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "configMap" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.config_map = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeConfigSource> for NodeConfigSource {
     fn from(full: &k8s::api::core::v1::NodeConfigSource) -> Self {
@@ -11782,47 +7874,6 @@ impl rt::ProjectionSource for NodeConfigStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeConfigStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeConfigStatus {
-    const NAME: &'static str = "NodeConfigStatus";
-    const KEYS: &'static [&'static str] = &[
-        "active",
-        "assigned",
-        "error",
-        "lastKnownGood",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "active" => rt::Option::Some(0),
-            "assigned" => rt::Option::Some(1),
-            "error" => rt::Option::Some(2),
-            "lastKnownGood" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.active = rt::decode::value(map)?,
-            1 => self.assigned = rt::decode::value(map)?,
-            2 => self.error = rt::decode::value(map)?,
-            3 => self.last_known_good = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeConfigStatus> for NodeConfigStatus {
     fn from(full: &k8s::api::core::v1::NodeConfigStatus) -> Self {
         NodeConfigStatus {
@@ -11881,36 +7932,6 @@ impl rt::ProjectionSource for NodeDaemonEndpoints {
         &[("kubelet_endpoint", "kubeletEndpoint")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeDaemonEndpoints {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeDaemonEndpoints {
-    const NAME: &'static str = "NodeDaemonEndpoints";
-    const KEYS: &'static [&'static str] = &["kubeletEndpoint"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "kubeletEndpoint" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.kubelet_endpoint = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeDaemonEndpoints> for NodeDaemonEndpoints {
     fn from(full: &k8s::api::core::v1::NodeDaemonEndpoints) -> Self {
         NodeDaemonEndpoints {
@@ -11959,36 +7980,6 @@ impl rt::ProjectionSource for NodeFeatures {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("supplemental_groups_policy", "supplementalGroupsPolicy")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeFeatures {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeFeatures {
-    const NAME: &'static str = "NodeFeatures";
-    const KEYS: &'static [&'static str] = &["supplementalGroupsPolicy"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "supplementalGroupsPolicy" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.supplemental_groups_policy = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeFeatures> for NodeFeatures {
     fn from(full: &k8s::api::core::v1::NodeFeatures) -> Self {
@@ -12040,38 +8031,6 @@ impl rt::ProjectionSource for NodePodPreemptionPolicy {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("disable_resize_preemption", "disableResizePreemption")],
     );
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for NodePodPreemptionPolicy {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for NodePodPreemptionPolicy {
-    const NAME: &'static str = "NodePodPreemptionPolicy";
-    const KEYS: &'static [&'static str] = &["disableResizePreemption"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "disableResizePreemption" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.disable_resize_preemption = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodePodPreemptionPolicy> for NodePodPreemptionPolicy {
@@ -12133,38 +8092,6 @@ impl rt::ProjectionSource for NodeRuntimeHandler {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("features", "features"), ("name", "name")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandler {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeRuntimeHandler {
-    const NAME: &'static str = "NodeRuntimeHandler";
-    const KEYS: &'static [&'static str] = &["features", "name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "features" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.features = rt::decode::value(map)?,
-            1 => self.name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeRuntimeHandler> for NodeRuntimeHandler {
     fn from(full: &k8s::api::core::v1::NodeRuntimeHandler) -> Self {
@@ -12228,38 +8155,6 @@ impl rt::ProjectionSource for NodeRuntimeHandlerFeatures {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeRuntimeHandlerFeatures {
-    const NAME: &'static str = "NodeRuntimeHandlerFeatures";
-    const KEYS: &'static [&'static str] = &["recursiveReadOnlyMounts", "userNamespaces"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "recursiveReadOnlyMounts" => rt::Option::Some(0),
-            "userNamespaces" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.recursive_read_only_mounts = rt::decode::value(map)?,
-            1 => self.user_namespaces = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeRuntimeHandlerFeatures>
 for NodeRuntimeHandlerFeatures {
     fn from(full: &k8s::api::core::v1::NodeRuntimeHandlerFeatures) -> Self {
@@ -12316,36 +8211,6 @@ impl rt::ProjectionSource for NodeSelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("node_selector_terms", "nodeSelectorTerms")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeSelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSelector {
-    const NAME: &'static str = "NodeSelector";
-    const KEYS: &'static [&'static str] = &["nodeSelectorTerms"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "nodeSelectorTerms" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.node_selector_terms = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelector> for NodeSelector {
     fn from(full: &k8s::api::core::v1::NodeSelector) -> Self {
@@ -12405,40 +8270,6 @@ impl rt::ProjectionSource for NodeSelectorRequirement {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("operator", "operator"), ("values", "values")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeSelectorRequirement {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSelectorRequirement {
-    const NAME: &'static str = "NodeSelectorRequirement";
-    const KEYS: &'static [&'static str] = &["key", "operator", "values"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "operator" => rt::Option::Some(1),
-            "values" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.operator = rt::decode::null_default(map)?,
-            2 => self.values = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelectorRequirement> for NodeSelectorRequirement {
     fn from(full: &k8s::api::core::v1::NodeSelectorRequirement) -> Self {
@@ -12504,38 +8335,6 @@ impl rt::ProjectionSource for NodeSelectorTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("match_expressions", "matchExpressions"), ("match_fields", "matchFields")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeSelectorTerm {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSelectorTerm {
-    const NAME: &'static str = "NodeSelectorTerm";
-    const KEYS: &'static [&'static str] = &["matchExpressions", "matchFields"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "matchExpressions" => rt::Option::Some(0),
-            "matchFields" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.match_expressions = rt::decode::value(map)?,
-            1 => self.match_fields = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelectorTerm> for NodeSelectorTerm {
     fn from(full: &k8s::api::core::v1::NodeSelectorTerm) -> Self {
@@ -12628,61 +8427,6 @@ impl rt::ProjectionSource for NodeSpec {
             ("unschedulable", "unschedulable"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSpec {
-    const NAME: &'static str = "NodeSpec";
-    const KEYS: &'static [&'static str] = &[
-        "configSource",
-        "externalID",
-        "podCIDR",
-        "podCIDRs",
-        "podPreemptionPolicy",
-        "providerID",
-        "taints",
-        "unschedulable",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "configSource" => rt::Option::Some(0),
-            "externalID" => rt::Option::Some(1),
-            "podCIDR" => rt::Option::Some(2),
-            "podCIDRs" => rt::Option::Some(3),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "podPreemptionPolicy" => rt::Option::Some(4),
-            "providerID" => rt::Option::Some(5),
-            "taints" => rt::Option::Some(6),
-            "unschedulable" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.config_source = rt::decode::value(map)?,
-            1 => self.external_id = rt::decode::value(map)?,
-            2 => self.pod_cidr = rt::decode::value(map)?,
-            3 => self.pod_cidrs = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            4 => self.pod_preemption_policy = rt::decode::value(map)?,
-            5 => self.provider_id = rt::decode::value(map)?,
-            6 => self.taints = rt::decode::value(map)?,
-            7 => self.unschedulable = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSpec> for NodeSpec {
     fn from(full: &k8s::api::core::v1::NodeSpec) -> Self {
@@ -12839,79 +8583,6 @@ impl rt::ProjectionSource for NodeStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeStatus {
-    const NAME: &'static str = "NodeStatus";
-    const KEYS: &'static [&'static str] = &[
-        "addresses",
-        "allocatable",
-        "capacity",
-        "conditions",
-        "config",
-        "daemonEndpoints",
-        "declaredFeatures",
-        "features",
-        "images",
-        "nodeInfo",
-        "phase",
-        "runtimeHandlers",
-        "volumesAttached",
-        "volumesInUse",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "addresses" => rt::Option::Some(0),
-            "allocatable" => rt::Option::Some(1),
-            "capacity" => rt::Option::Some(2),
-            "conditions" => rt::Option::Some(3),
-            "config" => rt::Option::Some(4),
-            "daemonEndpoints" => rt::Option::Some(5),
-            #[cfg(k8s_since = "1.35")]
-            "declaredFeatures" => rt::Option::Some(6),
-            "features" => rt::Option::Some(7),
-            "images" => rt::Option::Some(8),
-            "nodeInfo" => rt::Option::Some(9),
-            "phase" => rt::Option::Some(10),
-            "runtimeHandlers" => rt::Option::Some(11),
-            "volumesAttached" => rt::Option::Some(12),
-            "volumesInUse" => rt::Option::Some(13),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.addresses = rt::decode::value(map)?,
-            1 => self.allocatable = rt::decode::quantity(map)?,
-            2 => self.capacity = rt::decode::quantity(map)?,
-            3 => self.conditions = rt::decode::value(map)?,
-            4 => self.config = rt::decode::value(map)?,
-            5 => self.daemon_endpoints = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.35")]
-            6 => self.declared_features = rt::decode::value(map)?,
-            7 => self.features = rt::decode::value(map)?,
-            8 => self.images = rt::decode::value(map)?,
-            9 => self.node_info = rt::decode::value(map)?,
-            10 => self.phase = rt::decode::value(map)?,
-            11 => self.runtime_handlers = rt::decode::value(map)?,
-            12 => self.volumes_attached = rt::decode::value(map)?,
-            13 => self.volumes_in_use = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeStatus> for NodeStatus {
     fn from(full: &k8s::api::core::v1::NodeStatus) -> Self {
         NodeStatus {
@@ -12996,36 +8667,6 @@ pub struct NodeSwapStatus {
 }
 impl rt::ProjectionSource for NodeSwapStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("capacity", "capacity")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for NodeSwapStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSwapStatus {
-    const NAME: &'static str = "NodeSwapStatus";
-    const KEYS: &'static [&'static str] = &["capacity"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "capacity" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.capacity = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSwapStatus> for NodeSwapStatus {
     fn from(full: &k8s::api::core::v1::NodeSwapStatus) -> Self {
@@ -13128,73 +8769,6 @@ impl rt::ProjectionSource for NodeSystemInfo {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for NodeSystemInfo {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for NodeSystemInfo {
-    const NAME: &'static str = "NodeSystemInfo";
-    const KEYS: &'static [&'static str] = &[
-        "architecture",
-        "bootID",
-        "containerRuntimeVersion",
-        "kernelVersion",
-        "kubeProxyVersion",
-        "kubeletVersion",
-        "machineID",
-        "operatingSystem",
-        "osImage",
-        "runningInUserNamespace",
-        "swap",
-        "systemUUID",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "architecture" => rt::Option::Some(0),
-            "bootID" => rt::Option::Some(1),
-            "containerRuntimeVersion" => rt::Option::Some(2),
-            "kernelVersion" => rt::Option::Some(3),
-            "kubeProxyVersion" => rt::Option::Some(4),
-            "kubeletVersion" => rt::Option::Some(5),
-            "machineID" => rt::Option::Some(6),
-            "operatingSystem" => rt::Option::Some(7),
-            "osImage" => rt::Option::Some(8),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "runningInUserNamespace" => rt::Option::Some(9),
-            "swap" => rt::Option::Some(10),
-            "systemUUID" => rt::Option::Some(11),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.architecture = rt::decode::null_default(map)?,
-            1 => self.boot_id = rt::decode::null_default(map)?,
-            2 => self.container_runtime_version = rt::decode::null_default(map)?,
-            3 => self.kernel_version = rt::decode::null_default(map)?,
-            4 => self.kube_proxy_version = rt::decode::null_default(map)?,
-            5 => self.kubelet_version = rt::decode::null_default(map)?,
-            6 => self.machine_id = rt::decode::null_default(map)?,
-            7 => self.operating_system = rt::decode::null_default(map)?,
-            8 => self.os_image = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            9 => self.running_in_user_namespace = rt::decode::value(map)?,
-            10 => self.swap = rt::decode::value(map)?,
-            11 => self.system_uuid = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::NodeSystemInfo> for NodeSystemInfo {
     fn from(full: &k8s::api::core::v1::NodeSystemInfo) -> Self {
         NodeSystemInfo {
@@ -13281,38 +8855,6 @@ impl rt::ProjectionSource for ObjectFieldSelector {
         &[("api_version", "apiVersion"), ("field_path", "fieldPath")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ObjectFieldSelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ObjectFieldSelector {
-    const NAME: &'static str = "ObjectFieldSelector";
-    const KEYS: &'static [&'static str] = &["apiVersion", "fieldPath"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "fieldPath" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.field_path = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ObjectFieldSelector> for ObjectFieldSelector {
     fn from(full: &k8s::api::core::v1::ObjectFieldSelector) -> Self {
         ObjectFieldSelector {
@@ -13390,56 +8932,6 @@ impl rt::ProjectionSource for ObjectReference {
             ("uid", "uid"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ObjectReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ObjectReference {
-    const NAME: &'static str = "ObjectReference";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "fieldPath",
-        "kind",
-        "name",
-        "namespace",
-        "resourceVersion",
-        "uid",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "fieldPath" => rt::Option::Some(1),
-            "kind" => rt::Option::Some(2),
-            "name" => rt::Option::Some(3),
-            "namespace" => rt::Option::Some(4),
-            "resourceVersion" => rt::Option::Some(5),
-            "uid" => rt::Option::Some(6),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.field_path = rt::decode::value(map)?,
-            2 => self.kind = rt::decode::value(map)?,
-            3 => self.name = rt::decode::value(map)?,
-            4 => self.namespace = rt::decode::value(map)?,
-            5 => self.resource_version = rt::decode::value(map)?,
-            6 => self.uid = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ObjectReference> for ObjectReference {
     fn from(full: &k8s::api::core::v1::ObjectReference) -> Self {
@@ -13523,50 +9015,6 @@ impl rt::ProjectionSource for PersistentVolume {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolume {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolume {
-    const NAME: &'static str = "PersistentVolume";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolume> for PersistentVolume {
     fn from(full: &k8s::api::core::v1::PersistentVolume) -> Self {
@@ -13699,50 +9147,6 @@ impl rt::ProjectionSource for PersistentVolumeClaim {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaim {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaim {
-    const NAME: &'static str = "PersistentVolumeClaim";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaim> for PersistentVolumeClaim {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaim) -> Self {
@@ -13894,53 +9298,6 @@ impl rt::ProjectionSource for PersistentVolumeClaimCondition {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaimCondition {
-    const NAME: &'static str = "PersistentVolumeClaimCondition";
-    const KEYS: &'static [&'static str] = &[
-        "lastProbeTime",
-        "lastTransitionTime",
-        "message",
-        "reason",
-        "status",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastProbeTime" => rt::Option::Some(0),
-            "lastTransitionTime" => rt::Option::Some(1),
-            "message" => rt::Option::Some(2),
-            "reason" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            "type" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_probe_time = rt::decode::value(map)?,
-            1 => self.last_transition_time = rt::decode::value(map)?,
-            2 => self.message = rt::decode::value(map)?,
-            3 => self.reason = rt::decode::value(map)?,
-            4 => self.status = rt::decode::null_default(map)?,
-            5 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimCondition>
 for PersistentVolumeClaimCondition {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaimCondition) -> Self {
@@ -14061,62 +9418,6 @@ impl rt::ProjectionSource for PersistentVolumeClaimSpec {
             ("volume_name", "volumeName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaimSpec {
-    const NAME: &'static str = "PersistentVolumeClaimSpec";
-    const KEYS: &'static [&'static str] = &[
-        "accessModes",
-        "dataSource",
-        "dataSourceRef",
-        "resources",
-        "selector",
-        "storageClassName",
-        "volumeAttributesClassName",
-        "volumeMode",
-        "volumeName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "accessModes" => rt::Option::Some(0),
-            "dataSource" => rt::Option::Some(1),
-            "dataSourceRef" => rt::Option::Some(2),
-            "resources" => rt::Option::Some(3),
-            "selector" => rt::Option::Some(4),
-            "storageClassName" => rt::Option::Some(5),
-            "volumeAttributesClassName" => rt::Option::Some(6),
-            "volumeMode" => rt::Option::Some(7),
-            "volumeName" => rt::Option::Some(8),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.access_modes = rt::decode::value(map)?,
-            1 => self.data_source = rt::decode::value(map)?,
-            2 => self.data_source_ref = rt::decode::value(map)?,
-            3 => self.resources = rt::decode::value(map)?,
-            4 => self.selector = rt::decode::value(map)?,
-            5 => self.storage_class_name = rt::decode::value(map)?,
-            6 => self.volume_attributes_class_name = rt::decode::value(map)?,
-            7 => self.volume_mode = rt::decode::value(map)?,
-            8 => self.volume_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimSpec>
 for PersistentVolumeClaimSpec {
@@ -14262,64 +9563,6 @@ impl rt::ProjectionSource for PersistentVolumeClaimStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaimStatus {
-    const NAME: &'static str = "PersistentVolumeClaimStatus";
-    const KEYS: &'static [&'static str] = &[
-        "accessModes",
-        "allocatedResourceStatuses",
-        "allocatedResources",
-        "capacity",
-        "conditions",
-        "currentVolumeAttributesClassName",
-        "healthStatus",
-        "modifyVolumeStatus",
-        "phase",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "accessModes" => rt::Option::Some(0),
-            "allocatedResourceStatuses" => rt::Option::Some(1),
-            "allocatedResources" => rt::Option::Some(2),
-            "capacity" => rt::Option::Some(3),
-            "conditions" => rt::Option::Some(4),
-            "currentVolumeAttributesClassName" => rt::Option::Some(5),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "healthStatus" => rt::Option::Some(6),
-            "modifyVolumeStatus" => rt::Option::Some(7),
-            "phase" => rt::Option::Some(8),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.access_modes = rt::decode::value(map)?,
-            1 => self.allocated_resource_statuses = rt::decode::value(map)?,
-            2 => self.allocated_resources = rt::decode::quantity(map)?,
-            3 => self.capacity = rt::decode::quantity(map)?,
-            4 => self.conditions = rt::decode::value(map)?,
-            5 => self.current_volume_attributes_class_name = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            6 => self.health_status = rt::decode::value(map)?,
-            7 => self.modify_volume_status = rt::decode::value(map)?,
-            8 => self.phase = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimStatus>
 for PersistentVolumeClaimStatus {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaimStatus) -> Self {
@@ -14410,38 +9653,6 @@ impl rt::ProjectionSource for PersistentVolumeClaimTemplate {
         &[("metadata", "metadata"), ("spec", "spec")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaimTemplate {
-    const NAME: &'static str = "PersistentVolumeClaimTemplate";
-    const KEYS: &'static [&'static str] = &["metadata", "spec"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "metadata" => rt::Option::Some(0),
-            "spec" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.metadata = rt::decode::value(map)?,
-            1 => self.spec = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimTemplate>
 for PersistentVolumeClaimTemplate {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaimTemplate) -> Self {
@@ -14501,38 +9712,6 @@ impl rt::ProjectionSource for PersistentVolumeClaimVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("claim_name", "claimName"), ("read_only", "readOnly")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeClaimVolumeSource {
-    const NAME: &'static str = "PersistentVolumeClaimVolumeSource";
-    const KEYS: &'static [&'static str] = &["claimName", "readOnly"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "claimName" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.claim_name = rt::decode::null_default(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimVolumeSource>
 for PersistentVolumeClaimVolumeSource {
@@ -14764,128 +9943,6 @@ impl rt::ProjectionSource for PersistentVolumeSpec {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeSpec {
-    const NAME: &'static str = "PersistentVolumeSpec";
-    const KEYS: &'static [&'static str] = &[
-        "accessModes",
-        "awsElasticBlockStore",
-        "azureDisk",
-        "azureFile",
-        "capacity",
-        "cephfs",
-        "cinder",
-        "claimRef",
-        "csi",
-        "fc",
-        "flexVolume",
-        "flocker",
-        "gcePersistentDisk",
-        "glusterfs",
-        "hostPath",
-        "iscsi",
-        "local",
-        "mountOptions",
-        "nfs",
-        "nodeAffinity",
-        "persistentVolumeReclaimPolicy",
-        "photonPersistentDisk",
-        "portworxVolume",
-        "quobyte",
-        "rbd",
-        "scaleIO",
-        "storageClassName",
-        "storageos",
-        "volumeAttributesClassName",
-        "volumeMode",
-        "vsphereVolume",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "accessModes" => rt::Option::Some(0),
-            "awsElasticBlockStore" => rt::Option::Some(1),
-            "azureDisk" => rt::Option::Some(2),
-            "azureFile" => rt::Option::Some(3),
-            "capacity" => rt::Option::Some(4),
-            "cephfs" => rt::Option::Some(5),
-            "cinder" => rt::Option::Some(6),
-            "claimRef" => rt::Option::Some(7),
-            "csi" => rt::Option::Some(8),
-            "fc" => rt::Option::Some(9),
-            "flexVolume" => rt::Option::Some(10),
-            "flocker" => rt::Option::Some(11),
-            "gcePersistentDisk" => rt::Option::Some(12),
-            "glusterfs" => rt::Option::Some(13),
-            "hostPath" => rt::Option::Some(14),
-            "iscsi" => rt::Option::Some(15),
-            "local" => rt::Option::Some(16),
-            "mountOptions" => rt::Option::Some(17),
-            "nfs" => rt::Option::Some(18),
-            "nodeAffinity" => rt::Option::Some(19),
-            "persistentVolumeReclaimPolicy" => rt::Option::Some(20),
-            "photonPersistentDisk" => rt::Option::Some(21),
-            "portworxVolume" => rt::Option::Some(22),
-            "quobyte" => rt::Option::Some(23),
-            "rbd" => rt::Option::Some(24),
-            "scaleIO" => rt::Option::Some(25),
-            "storageClassName" => rt::Option::Some(26),
-            "storageos" => rt::Option::Some(27),
-            "volumeAttributesClassName" => rt::Option::Some(28),
-            "volumeMode" => rt::Option::Some(29),
-            "vsphereVolume" => rt::Option::Some(30),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.access_modes = rt::decode::value(map)?,
-            1 => self.aws_elastic_block_store = rt::decode::value(map)?,
-            2 => self.azure_disk = rt::decode::value(map)?,
-            3 => self.azure_file = rt::decode::value(map)?,
-            4 => self.capacity = rt::decode::quantity(map)?,
-            5 => self.cephfs = rt::decode::value(map)?,
-            6 => self.cinder = rt::decode::value(map)?,
-            7 => self.claim_ref = rt::decode::value(map)?,
-            8 => self.csi = rt::decode::value(map)?,
-            9 => self.fc = rt::decode::value(map)?,
-            10 => self.flex_volume = rt::decode::value(map)?,
-            11 => self.flocker = rt::decode::value(map)?,
-            12 => self.gce_persistent_disk = rt::decode::value(map)?,
-            13 => self.glusterfs = rt::decode::value(map)?,
-            14 => self.host_path = rt::decode::value(map)?,
-            15 => self.iscsi = rt::decode::value(map)?,
-            16 => self.local = rt::decode::value(map)?,
-            17 => self.mount_options = rt::decode::value(map)?,
-            18 => self.nfs = rt::decode::value(map)?,
-            19 => self.node_affinity = rt::decode::value(map)?,
-            20 => self.persistent_volume_reclaim_policy = rt::decode::value(map)?,
-            21 => self.photon_persistent_disk = rt::decode::value(map)?,
-            22 => self.portworx_volume = rt::decode::value(map)?,
-            23 => self.quobyte = rt::decode::value(map)?,
-            24 => self.rbd = rt::decode::value(map)?,
-            25 => self.scale_io = rt::decode::value(map)?,
-            26 => self.storage_class_name = rt::decode::value(map)?,
-            27 => self.storageos = rt::decode::value(map)?,
-            28 => self.volume_attributes_class_name = rt::decode::value(map)?,
-            29 => self.volume_mode = rt::decode::value(map)?,
-            30 => self.vsphere_volume = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeSpec> for PersistentVolumeSpec {
     fn from(full: &k8s::api::core::v1::PersistentVolumeSpec) -> Self {
         PersistentVolumeSpec {
@@ -15055,47 +10112,6 @@ impl rt::ProjectionSource for PersistentVolumeStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PersistentVolumeStatus {
-    const NAME: &'static str = "PersistentVolumeStatus";
-    const KEYS: &'static [&'static str] = &[
-        "lastPhaseTransitionTime",
-        "message",
-        "phase",
-        "reason",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastPhaseTransitionTime" => rt::Option::Some(0),
-            "message" => rt::Option::Some(1),
-            "phase" => rt::Option::Some(2),
-            "reason" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_phase_transition_time = rt::decode::value(map)?,
-            1 => self.message = rt::decode::value(map)?,
-            2 => self.phase = rt::decode::value(map)?,
-            3 => self.reason = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeStatus> for PersistentVolumeStatus {
     fn from(full: &k8s::api::core::v1::PersistentVolumeStatus) -> Self {
         PersistentVolumeStatus {
@@ -15158,38 +10174,6 @@ impl rt::ProjectionSource for PhotonPersistentDiskVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("fs_type", "fsType"), ("pd_id", "pdID")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PhotonPersistentDiskVolumeSource {
-    const NAME: &'static str = "PhotonPersistentDiskVolumeSource";
-    const KEYS: &'static [&'static str] = &["fsType", "pdID"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "pdID" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.pd_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PhotonPersistentDiskVolumeSource>
 for PhotonPersistentDiskVolumeSource {
@@ -15267,50 +10251,6 @@ impl rt::ProjectionSource for Pod {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Pod {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Pod {
-    const NAME: &'static str = "Pod";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Pod> for Pod {
     fn from(full: &k8s::api::core::v1::Pod) -> Self {
@@ -15448,49 +10388,6 @@ impl rt::ProjectionSource for PodAffinity {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodAffinity {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodAffinity {
-    const NAME: &'static str = "PodAffinity";
-    const KEYS: &'static [&'static str] = &[
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
-            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => {
-                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            1 => {
-                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodAffinity> for PodAffinity {
     fn from(full: &k8s::api::core::v1::PodAffinity) -> Self {
         PodAffinity {
@@ -15595,53 +10492,6 @@ impl rt::ProjectionSource for PodAffinityTerm {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodAffinityTerm {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodAffinityTerm {
-    const NAME: &'static str = "PodAffinityTerm";
-    const KEYS: &'static [&'static str] = &[
-        "labelSelector",
-        "matchLabelKeys",
-        "mismatchLabelKeys",
-        "namespaceSelector",
-        "namespaces",
-        "topologyKey",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "labelSelector" => rt::Option::Some(0),
-            "matchLabelKeys" => rt::Option::Some(1),
-            "mismatchLabelKeys" => rt::Option::Some(2),
-            "namespaceSelector" => rt::Option::Some(3),
-            "namespaces" => rt::Option::Some(4),
-            "topologyKey" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.label_selector = rt::decode::value(map)?,
-            1 => self.match_label_keys = rt::decode::value(map)?,
-            2 => self.mismatch_label_keys = rt::decode::value(map)?,
-            3 => self.namespace_selector = rt::decode::value(map)?,
-            4 => self.namespaces = rt::decode::value(map)?,
-            5 => self.topology_key = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodAffinityTerm> for PodAffinityTerm {
     fn from(full: &k8s::api::core::v1::PodAffinityTerm) -> Self {
         PodAffinityTerm {
@@ -15725,49 +10575,6 @@ impl rt::ProjectionSource for PodAntiAffinity {
             ),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PodAntiAffinity {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodAntiAffinity {
-    const NAME: &'static str = "PodAntiAffinity";
-    const KEYS: &'static [&'static str] = &[
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
-            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => {
-                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            1 => {
-                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
-                    map,
-                )?;
-            }
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodAntiAffinity> for PodAntiAffinity {
     fn from(full: &k8s::api::core::v1::PodAntiAffinity) -> Self {
@@ -15882,65 +10689,6 @@ impl rt::ProjectionSource for PodCertificateProjection {
             ("user_annotations", "userAnnotations"),
         ],
     );
-}
-#[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for PodCertificateProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for PodCertificateProjection {
-    const NAME: &'static str = "PodCertificateProjection";
-    const KEYS: &'static [&'static str] = &[
-        "certificateChainPath",
-        "credentialBundlePath",
-        "keyPath",
-        "keyType",
-        "maxExpirationSeconds",
-        "signerName",
-        "user",
-        "userAnnotations",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "certificateChainPath" => rt::Option::Some(0),
-            "credentialBundlePath" => rt::Option::Some(1),
-            "keyPath" => rt::Option::Some(2),
-            "keyType" => rt::Option::Some(3),
-            "maxExpirationSeconds" => rt::Option::Some(4),
-            "signerName" => rt::Option::Some(5),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "user" => rt::Option::Some(6),
-            #[cfg(k8s_since = "1.35")]
-            "userAnnotations" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.certificate_chain_path = rt::decode::value(map)?,
-            1 => self.credential_bundle_path = rt::decode::value(map)?,
-            2 => self.key_path = rt::decode::value(map)?,
-            3 => self.key_type = rt::decode::null_default(map)?,
-            4 => self.max_expiration_seconds = rt::decode::value(map)?,
-            5 => self.signer_name = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            6 => self.user = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.35")]
-            7 => self.user_annotations = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::PodCertificateProjection>
@@ -16067,56 +10815,6 @@ impl rt::ProjectionSource for PodCondition {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodCondition {
-    const NAME: &'static str = "PodCondition";
-    const KEYS: &'static [&'static str] = &[
-        "lastProbeTime",
-        "lastTransitionTime",
-        "message",
-        "observedGeneration",
-        "reason",
-        "status",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastProbeTime" => rt::Option::Some(0),
-            "lastTransitionTime" => rt::Option::Some(1),
-            "message" => rt::Option::Some(2),
-            "observedGeneration" => rt::Option::Some(3),
-            "reason" => rt::Option::Some(4),
-            "status" => rt::Option::Some(5),
-            "type" => rt::Option::Some(6),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_probe_time = rt::decode::value(map)?,
-            1 => self.last_transition_time = rt::decode::value(map)?,
-            2 => self.message = rt::decode::value(map)?,
-            3 => self.observed_generation = rt::decode::value(map)?,
-            4 => self.reason = rt::decode::value(map)?,
-            5 => self.status = rt::decode::null_default(map)?,
-            6 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodCondition> for PodCondition {
     fn from(full: &k8s::api::core::v1::PodCondition) -> Self {
         PodCondition {
@@ -16194,40 +10892,6 @@ impl rt::ProjectionSource for PodDNSConfig {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodDNSConfig {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodDNSConfig {
-    const NAME: &'static str = "PodDNSConfig";
-    const KEYS: &'static [&'static str] = &["nameservers", "options", "searches"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "nameservers" => rt::Option::Some(0),
-            "options" => rt::Option::Some(1),
-            "searches" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.nameservers = rt::decode::value(map)?,
-            1 => self.options = rt::decode::value(map)?,
-            2 => self.searches = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodDNSConfig> for PodDNSConfig {
     fn from(full: &k8s::api::core::v1::PodDNSConfig) -> Self {
         PodDNSConfig {
@@ -16290,38 +10954,6 @@ impl rt::ProjectionSource for PodDNSConfigOption {
         &[("name", "name"), ("value", "value")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodDNSConfigOption {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodDNSConfigOption {
-    const NAME: &'static str = "PodDNSConfigOption";
-    const KEYS: &'static [&'static str] = &["name", "value"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "value" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::value(map)?,
-            1 => self.value = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodDNSConfigOption> for PodDNSConfigOption {
     fn from(full: &k8s::api::core::v1::PodDNSConfigOption) -> Self {
         PodDNSConfigOption {
@@ -16381,40 +11013,6 @@ impl rt::ProjectionSource for PodExtendedResourceClaimStatus {
             ("resource_claim_name", "resourceClaimName"),
         ],
     );
-}
-#[cfg(k8s_since = "1.34")]
-impl<'de> rt::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.34")]
-impl rt::decode::Fields for PodExtendedResourceClaimStatus {
-    const NAME: &'static str = "PodExtendedResourceClaimStatus";
-    const KEYS: &'static [&'static str] = &["requestMappings", "resourceClaimName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "requestMappings" => rt::Option::Some(0),
-            "resourceClaimName" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.request_mappings = rt::decode::null_default(map)?,
-            1 => self.resource_claim_name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::PodExtendedResourceClaimStatus>
@@ -16477,36 +11075,6 @@ pub struct PodIP {
 impl rt::ProjectionSource for PodIP {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for PodIP {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodIP {
-    const NAME: &'static str = "PodIP";
-    const KEYS: &'static [&'static str] = &["ip"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "ip" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.ip = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodIP> for PodIP {
     fn from(full: &k8s::api::core::v1::PodIP) -> Self {
         PodIP {
@@ -16549,36 +11117,6 @@ pub struct PodOS {
 }
 impl rt::ProjectionSource for PodOS {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for PodOS {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodOS {
-    const NAME: &'static str = "PodOS";
-    const KEYS: &'static [&'static str] = &["name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodOS> for PodOS {
     fn from(full: &k8s::api::core::v1::PodOS) -> Self {
@@ -16624,36 +11162,6 @@ impl rt::ProjectionSource for PodReadinessGate {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("condition_type", "conditionType")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PodReadinessGate {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodReadinessGate {
-    const NAME: &'static str = "PodReadinessGate";
-    const KEYS: &'static [&'static str] = &["conditionType"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "conditionType" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.condition_type = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodReadinessGate> for PodReadinessGate {
     fn from(full: &k8s::api::core::v1::PodReadinessGate) -> Self {
@@ -16717,44 +11225,6 @@ impl rt::ProjectionSource for PodResourceClaim {
             ("resource_claim_template_name", "resourceClaimTemplateName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PodResourceClaim {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodResourceClaim {
-    const NAME: &'static str = "PodResourceClaim";
-    const KEYS: &'static [&'static str] = &[
-        "name",
-        "resourceClaimName",
-        "resourceClaimTemplateName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "resourceClaimName" => rt::Option::Some(1),
-            "resourceClaimTemplateName" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.resource_claim_name = rt::decode::value(map)?,
-            2 => self.resource_claim_template_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodResourceClaim> for PodResourceClaim {
     fn from(full: &k8s::api::core::v1::PodResourceClaim) -> Self {
@@ -16826,38 +11296,6 @@ impl rt::ProjectionSource for PodResourceClaimStatus {
         &[("name", "name"), ("resource_claim_name", "resourceClaimName")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodResourceClaimStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodResourceClaimStatus {
-    const NAME: &'static str = "PodResourceClaimStatus";
-    const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "resourceClaimName" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.resource_claim_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodResourceClaimStatus> for PodResourceClaimStatus {
     fn from(full: &k8s::api::core::v1::PodResourceClaimStatus) -> Self {
         PodResourceClaimStatus {
@@ -16905,36 +11343,6 @@ pub struct PodSchedulingGate {
 }
 impl rt::ProjectionSource for PodSchedulingGate {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGate {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodSchedulingGate {
-    const NAME: &'static str = "PodSchedulingGate";
-    const KEYS: &'static [&'static str] = &["name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodSchedulingGate> for PodSchedulingGate {
     fn from(full: &k8s::api::core::v1::PodSchedulingGate) -> Self {
@@ -16986,38 +11394,6 @@ impl rt::ProjectionSource for PodSchedulingGroup {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("pod_group_name", "podGroupName")],
     );
-}
-#[cfg(k8s_since = "1.36")]
-impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGroup {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.36")]
-impl rt::decode::Fields for PodSchedulingGroup {
-    const NAME: &'static str = "PodSchedulingGroup";
-    const KEYS: &'static [&'static str] = &["podGroupName"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "podGroupName" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.pod_group_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::PodSchedulingGroup> for PodSchedulingGroup {
@@ -17155,74 +11531,6 @@ impl rt::ProjectionSource for PodSecurityContext {
             ("windows_options", "windowsOptions"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PodSecurityContext {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodSecurityContext {
-    const NAME: &'static str = "PodSecurityContext";
-    const KEYS: &'static [&'static str] = &[
-        "appArmorProfile",
-        "fsGroup",
-        "fsGroupChangePolicy",
-        "runAsGroup",
-        "runAsNonRoot",
-        "runAsUser",
-        "seLinuxChangePolicy",
-        "seLinuxOptions",
-        "seccompProfile",
-        "supplementalGroups",
-        "supplementalGroupsPolicy",
-        "sysctls",
-        "windowsOptions",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "appArmorProfile" => rt::Option::Some(0),
-            "fsGroup" => rt::Option::Some(1),
-            "fsGroupChangePolicy" => rt::Option::Some(2),
-            "runAsGroup" => rt::Option::Some(3),
-            "runAsNonRoot" => rt::Option::Some(4),
-            "runAsUser" => rt::Option::Some(5),
-            "seLinuxChangePolicy" => rt::Option::Some(6),
-            "seLinuxOptions" => rt::Option::Some(7),
-            "seccompProfile" => rt::Option::Some(8),
-            "supplementalGroups" => rt::Option::Some(9),
-            "supplementalGroupsPolicy" => rt::Option::Some(10),
-            "sysctls" => rt::Option::Some(11),
-            "windowsOptions" => rt::Option::Some(12),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.app_armor_profile = rt::decode::value(map)?,
-            1 => self.fs_group = rt::decode::value(map)?,
-            2 => self.fs_group_change_policy = rt::decode::value(map)?,
-            3 => self.run_as_group = rt::decode::value(map)?,
-            4 => self.run_as_non_root = rt::decode::value(map)?,
-            5 => self.run_as_user = rt::decode::value(map)?,
-            6 => self.se_linux_change_policy = rt::decode::value(map)?,
-            7 => self.se_linux_options = rt::decode::value(map)?,
-            8 => self.seccomp_profile = rt::decode::value(map)?,
-            9 => self.supplemental_groups = rt::decode::value(map)?,
-            10 => self.supplemental_groups_policy = rt::decode::value(map)?,
-            11 => self.sysctls = rt::decode::value(map)?,
-            12 => self.windows_options = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PodSecurityContext> for PodSecurityContext {
     fn from(full: &k8s::api::core::v1::PodSecurityContext) -> Self {
@@ -17626,175 +11934,6 @@ impl rt::ProjectionSource for PodSpec {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodSpec {
-    const NAME: &'static str = "PodSpec";
-    const KEYS: &'static [&'static str] = &[
-        "activeDeadlineSeconds",
-        "affinity",
-        "automountServiceAccountToken",
-        "containers",
-        "dnsConfig",
-        "dnsPolicy",
-        "enableServiceLinks",
-        "ephemeralContainers",
-        "evictionResponders",
-        "hostAliases",
-        "hostIPC",
-        "hostNetwork",
-        "hostPID",
-        "hostUsers",
-        "hostname",
-        "hostnameOverride",
-        "imagePullSecrets",
-        "initContainers",
-        "nodeName",
-        "nodeSelector",
-        "os",
-        "overhead",
-        "preemptionPolicy",
-        "priority",
-        "priorityClassName",
-        "readinessGates",
-        "resourceClaims",
-        "resources",
-        "restartPolicy",
-        "runtimeClassName",
-        "schedulerName",
-        "schedulingGates",
-        "schedulingGroup",
-        "securityContext",
-        "serviceAccount",
-        "serviceAccountName",
-        "setHostnameAsFQDN",
-        "shareProcessNamespace",
-        "subdomain",
-        "terminationGracePeriodSeconds",
-        "tolerations",
-        "topologySpreadConstraints",
-        "volumes",
-        "workloadRef",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "activeDeadlineSeconds" => rt::Option::Some(0),
-            "affinity" => rt::Option::Some(1),
-            "automountServiceAccountToken" => rt::Option::Some(2),
-            "containers" => rt::Option::Some(3),
-            "dnsConfig" => rt::Option::Some(4),
-            "dnsPolicy" => rt::Option::Some(5),
-            "enableServiceLinks" => rt::Option::Some(6),
-            "ephemeralContainers" => rt::Option::Some(7),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "evictionResponders" => rt::Option::Some(8),
-            "hostAliases" => rt::Option::Some(9),
-            "hostIPC" => rt::Option::Some(10),
-            "hostNetwork" => rt::Option::Some(11),
-            "hostPID" => rt::Option::Some(12),
-            "hostUsers" => rt::Option::Some(13),
-            "hostname" => rt::Option::Some(14),
-            #[cfg(k8s_since = "1.34")]
-            "hostnameOverride" => rt::Option::Some(15),
-            "imagePullSecrets" => rt::Option::Some(16),
-            "initContainers" => rt::Option::Some(17),
-            "nodeName" => rt::Option::Some(18),
-            "nodeSelector" => rt::Option::Some(19),
-            "os" => rt::Option::Some(20),
-            "overhead" => rt::Option::Some(21),
-            "preemptionPolicy" => rt::Option::Some(22),
-            "priority" => rt::Option::Some(23),
-            "priorityClassName" => rt::Option::Some(24),
-            "readinessGates" => rt::Option::Some(25),
-            "resourceClaims" => rt::Option::Some(26),
-            "resources" => rt::Option::Some(27),
-            "restartPolicy" => rt::Option::Some(28),
-            "runtimeClassName" => rt::Option::Some(29),
-            "schedulerName" => rt::Option::Some(30),
-            "schedulingGates" => rt::Option::Some(31),
-            #[cfg(k8s_since = "1.36")]
-            "schedulingGroup" => rt::Option::Some(32),
-            "securityContext" => rt::Option::Some(33),
-            "serviceAccount" => rt::Option::Some(34),
-            "serviceAccountName" => rt::Option::Some(35),
-            "setHostnameAsFQDN" => rt::Option::Some(36),
-            "shareProcessNamespace" => rt::Option::Some(37),
-            "subdomain" => rt::Option::Some(38),
-            "terminationGracePeriodSeconds" => rt::Option::Some(39),
-            "tolerations" => rt::Option::Some(40),
-            "topologySpreadConstraints" => rt::Option::Some(41),
-            "volumes" => rt::Option::Some(42),
-            #[cfg(k8s_openapi_enabled_version = "1.35")]
-            "workloadRef" => rt::Option::Some(43),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.active_deadline_seconds = rt::decode::value(map)?,
-            1 => self.affinity = rt::decode::value(map)?,
-            2 => self.automount_service_account_token = rt::decode::value(map)?,
-            3 => self.containers = rt::decode::null_default(map)?,
-            4 => self.dns_config = rt::decode::value(map)?,
-            5 => self.dns_policy = rt::decode::value(map)?,
-            6 => self.enable_service_links = rt::decode::value(map)?,
-            7 => self.ephemeral_containers = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            8 => self.eviction_responders = rt::decode::value(map)?,
-            9 => self.host_aliases = rt::decode::value(map)?,
-            10 => self.host_ipc = rt::decode::value(map)?,
-            11 => self.host_network = rt::decode::value(map)?,
-            12 => self.host_pid = rt::decode::value(map)?,
-            13 => self.host_users = rt::decode::value(map)?,
-            14 => self.hostname = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            15 => self.hostname_override = rt::decode::value(map)?,
-            16 => self.image_pull_secrets = rt::decode::value(map)?,
-            17 => self.init_containers = rt::decode::value(map)?,
-            18 => self.node_name = rt::decode::value(map)?,
-            19 => self.node_selector = rt::decode::value(map)?,
-            20 => self.os = rt::decode::value(map)?,
-            21 => self.overhead = rt::decode::quantity(map)?,
-            22 => self.preemption_policy = rt::decode::value(map)?,
-            23 => self.priority = rt::decode::value(map)?,
-            24 => self.priority_class_name = rt::decode::value(map)?,
-            25 => self.readiness_gates = rt::decode::value(map)?,
-            26 => self.resource_claims = rt::decode::value(map)?,
-            27 => self.resources = rt::decode::value(map)?,
-            28 => self.restart_policy = rt::decode::value(map)?,
-            29 => self.runtime_class_name = rt::decode::value(map)?,
-            30 => self.scheduler_name = rt::decode::value(map)?,
-            31 => self.scheduling_gates = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.36")]
-            32 => self.scheduling_group = rt::decode::value(map)?,
-            33 => self.security_context = rt::decode::value(map)?,
-            34 => self.service_account = rt::decode::value(map)?,
-            35 => self.service_account_name = rt::decode::value(map)?,
-            36 => self.set_hostname_as_fqdn = rt::decode::value(map)?,
-            37 => self.share_process_namespace = rt::decode::value(map)?,
-            38 => self.subdomain = rt::decode::value(map)?,
-            39 => self.termination_grace_period_seconds = rt::decode::value(map)?,
-            40 => self.tolerations = rt::decode::value(map)?,
-            41 => self.topology_spread_constraints = rt::decode::value(map)?,
-            42 => self.volumes = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.35")]
-            43 => self.workload_ref = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodSpec> for PodSpec {
     fn from(full: &k8s::api::core::v1::PodSpec) -> Self {
         PodSpec {
@@ -18129,111 +12268,6 @@ impl rt::ProjectionSource for PodStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodStatus {
-    const NAME: &'static str = "PodStatus";
-    const KEYS: &'static [&'static str] = &[
-        "allocatedResources",
-        "conditions",
-        "containerStatuses",
-        "ephemeralContainerStatuses",
-        "extendedResourceClaimStatus",
-        "hostIP",
-        "hostIPs",
-        "initContainerStatuses",
-        "message",
-        "nodeAllocatableResourceClaimStatuses",
-        "nominatedNodeName",
-        "observedGeneration",
-        "phase",
-        "podIP",
-        "podIPs",
-        "qosClass",
-        "reason",
-        "resize",
-        "resourceClaimStatuses",
-        "resources",
-        "startTime",
-        "volumeHealth",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            #[cfg(k8s_since = "1.35")]
-            "allocatedResources" => rt::Option::Some(0),
-            "conditions" => rt::Option::Some(1),
-            "containerStatuses" => rt::Option::Some(2),
-            "ephemeralContainerStatuses" => rt::Option::Some(3),
-            #[cfg(k8s_since = "1.34")]
-            "extendedResourceClaimStatus" => rt::Option::Some(4),
-            "hostIP" => rt::Option::Some(5),
-            "hostIPs" => rt::Option::Some(6),
-            "initContainerStatuses" => rt::Option::Some(7),
-            "message" => rt::Option::Some(8),
-            #[cfg(k8s_since = "1.36")]
-            "nodeAllocatableResourceClaimStatuses" => rt::Option::Some(9),
-            "nominatedNodeName" => rt::Option::Some(10),
-            "observedGeneration" => rt::Option::Some(11),
-            "phase" => rt::Option::Some(12),
-            "podIP" => rt::Option::Some(13),
-            "podIPs" => rt::Option::Some(14),
-            "qosClass" => rt::Option::Some(15),
-            "reason" => rt::Option::Some(16),
-            "resize" => rt::Option::Some(17),
-            "resourceClaimStatuses" => rt::Option::Some(18),
-            #[cfg(k8s_since = "1.35")]
-            "resources" => rt::Option::Some(19),
-            "startTime" => rt::Option::Some(20),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "volumeHealth" => rt::Option::Some(21),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            #[cfg(k8s_since = "1.35")]
-            0 => self.allocated_resources = rt::decode::quantity(map)?,
-            1 => self.conditions = rt::decode::value(map)?,
-            2 => self.container_statuses = rt::decode::value(map)?,
-            3 => self.ephemeral_container_statuses = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            4 => self.extended_resource_claim_status = rt::decode::value(map)?,
-            5 => self.host_ip = rt::decode::value(map)?,
-            6 => self.host_ips = rt::decode::value(map)?,
-            7 => self.init_container_statuses = rt::decode::value(map)?,
-            8 => self.message = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.36")]
-            9 => self.node_allocatable_resource_claim_statuses = rt::decode::value(map)?,
-            10 => self.nominated_node_name = rt::decode::value(map)?,
-            11 => self.observed_generation = rt::decode::value(map)?,
-            12 => self.phase = rt::decode::value(map)?,
-            13 => self.pod_ip = rt::decode::value(map)?,
-            14 => self.pod_ips = rt::decode::value(map)?,
-            15 => self.qos_class = rt::decode::value(map)?,
-            16 => self.reason = rt::decode::value(map)?,
-            17 => self.resize = rt::decode::value(map)?,
-            18 => self.resource_claim_statuses = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.35")]
-            19 => self.resources = rt::decode::value(map)?,
-            20 => self.start_time = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            21 => self.volume_health = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodStatus> for PodStatus {
     fn from(full: &k8s::api::core::v1::PodStatus) -> Self {
         PodStatus {
@@ -18392,47 +12426,6 @@ impl rt::ProjectionSource for PodTemplate {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodTemplate {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodTemplate {
-    const NAME: &'static str = "PodTemplate";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "template",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "template" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.template = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodTemplate> for PodTemplate {
     fn from(full: &k8s::api::core::v1::PodTemplate) -> Self {
         PodTemplate {
@@ -18548,38 +12541,6 @@ impl rt::ProjectionSource for PodTemplateSpec {
         &[("metadata", "metadata"), ("spec", "spec")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PodTemplateSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PodTemplateSpec {
-    const NAME: &'static str = "PodTemplateSpec";
-    const KEYS: &'static [&'static str] = &["metadata", "spec"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "metadata" => rt::Option::Some(0),
-            "spec" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.metadata = rt::decode::value(map)?,
-            1 => self.spec = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PodTemplateSpec> for PodTemplateSpec {
     fn from(full: &k8s::api::core::v1::PodTemplateSpec) -> Self {
         PodTemplateSpec {
@@ -18649,46 +12610,6 @@ impl rt::ProjectionSource for PodVolumeHealth {
     );
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for PodVolumeHealth {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for PodVolumeHealth {
-    const NAME: &'static str = "PodVolumeHealth";
-    const KEYS: &'static [&'static str] = &[
-        "healthConditions",
-        "lastTransitionTime",
-        "name",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "healthConditions" => rt::Option::Some(0),
-            "lastTransitionTime" => rt::Option::Some(1),
-            "name" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.health_conditions = rt::decode::value(map)?,
-            1 => self.last_transition_time = rt::decode::value(map)?,
-            2 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::PodVolumeHealth> for PodVolumeHealth {
     fn from(full: &k8s::api::core::v1::PodVolumeHealth) -> Self {
         PodVolumeHealth {
@@ -18751,40 +12672,6 @@ impl rt::ProjectionSource for PortStatus {
         &[("error", "error"), ("port", "port"), ("protocol", "protocol")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PortStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PortStatus {
-    const NAME: &'static str = "PortStatus";
-    const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "error" => rt::Option::Some(0),
-            "port" => rt::Option::Some(1),
-            "protocol" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.error = rt::decode::value(map)?,
-            1 => self.port = rt::decode::null_default(map)?,
-            2 => self.protocol = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PortStatus> for PortStatus {
     fn from(full: &k8s::api::core::v1::PortStatus) -> Self {
         PortStatus {
@@ -18842,40 +12729,6 @@ impl rt::ProjectionSource for PortworxVolumeSource {
         &[("fs_type", "fsType"), ("read_only", "readOnly"), ("volume_id", "volumeID")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for PortworxVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PortworxVolumeSource {
-    const NAME: &'static str = "PortworxVolumeSource";
-    const KEYS: &'static [&'static str] = &["fsType", "readOnly", "volumeID"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "volumeID" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.volume_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::PortworxVolumeSource> for PortworxVolumeSource {
     fn from(full: &k8s::api::core::v1::PortworxVolumeSource) -> Self {
         PortworxVolumeSource {
@@ -18929,38 +12782,6 @@ impl rt::ProjectionSource for PreferredSchedulingTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("preference", "preference"), ("weight", "weight")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for PreferredSchedulingTerm {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for PreferredSchedulingTerm {
-    const NAME: &'static str = "PreferredSchedulingTerm";
-    const KEYS: &'static [&'static str] = &["preference", "weight"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "preference" => rt::Option::Some(0),
-            "weight" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.preference = rt::decode::null_default(map)?,
-            1 => self.weight = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::PreferredSchedulingTerm> for PreferredSchedulingTerm {
     fn from(full: &k8s::api::core::v1::PreferredSchedulingTerm) -> Self {
@@ -19075,65 +12896,6 @@ impl rt::ProjectionSource for Probe {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Probe {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Probe {
-    const NAME: &'static str = "Probe";
-    const KEYS: &'static [&'static str] = &[
-        "exec",
-        "failureThreshold",
-        "grpc",
-        "httpGet",
-        "initialDelaySeconds",
-        "periodSeconds",
-        "successThreshold",
-        "tcpSocket",
-        "terminationGracePeriodSeconds",
-        "timeoutSeconds",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "exec" => rt::Option::Some(0),
-            "failureThreshold" => rt::Option::Some(1),
-            "grpc" => rt::Option::Some(2),
-            "httpGet" => rt::Option::Some(3),
-            "initialDelaySeconds" => rt::Option::Some(4),
-            "periodSeconds" => rt::Option::Some(5),
-            "successThreshold" => rt::Option::Some(6),
-            "tcpSocket" => rt::Option::Some(7),
-            "terminationGracePeriodSeconds" => rt::Option::Some(8),
-            "timeoutSeconds" => rt::Option::Some(9),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.exec = rt::decode::value(map)?,
-            1 => self.failure_threshold = rt::decode::value(map)?,
-            2 => self.grpc = rt::decode::value(map)?,
-            3 => self.http_get = rt::decode::value(map)?,
-            4 => self.initial_delay_seconds = rt::decode::value(map)?,
-            5 => self.period_seconds = rt::decode::value(map)?,
-            6 => self.success_threshold = rt::decode::value(map)?,
-            7 => self.tcp_socket = rt::decode::value(map)?,
-            8 => self.termination_grace_period_seconds = rt::decode::value(map)?,
-            9 => self.timeout_seconds = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Probe> for Probe {
     fn from(full: &k8s::api::core::v1::Probe) -> Self {
         Probe {
@@ -19226,42 +12988,6 @@ impl rt::ProjectionSource for ProjectedVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ProjectedVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ProjectedVolumeSource {
-    const NAME: &'static str = "ProjectedVolumeSource";
-    const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "sources"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "defaultMode" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "defaultUser" => rt::Option::Some(1),
-            "sources" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.default_mode = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.default_user = rt::decode::value(map)?,
-            2 => self.sources = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ProjectedVolumeSource> for ProjectedVolumeSource {
     fn from(full: &k8s::api::core::v1::ProjectedVolumeSource) -> Self {
         ProjectedVolumeSource {
@@ -19338,53 +13064,6 @@ impl rt::ProjectionSource for QuobyteVolumeSource {
             ("volume", "volume"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for QuobyteVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for QuobyteVolumeSource {
-    const NAME: &'static str = "QuobyteVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "group",
-        "readOnly",
-        "registry",
-        "tenant",
-        "user",
-        "volume",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "group" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "registry" => rt::Option::Some(2),
-            "tenant" => rt::Option::Some(3),
-            "user" => rt::Option::Some(4),
-            "volume" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.group = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.registry = rt::decode::null_default(map)?,
-            3 => self.tenant = rt::decode::value(map)?,
-            4 => self.user = rt::decode::value(map)?,
-            5 => self.volume = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::QuobyteVolumeSource> for QuobyteVolumeSource {
     fn from(full: &k8s::api::core::v1::QuobyteVolumeSource) -> Self {
@@ -19483,59 +13162,6 @@ impl rt::ProjectionSource for RBDPersistentVolumeSource {
             ("user", "user"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for RBDPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for RBDPersistentVolumeSource {
-    const NAME: &'static str = "RBDPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "image",
-        "keyring",
-        "monitors",
-        "pool",
-        "readOnly",
-        "secretRef",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "image" => rt::Option::Some(1),
-            "keyring" => rt::Option::Some(2),
-            "monitors" => rt::Option::Some(3),
-            "pool" => rt::Option::Some(4),
-            "readOnly" => rt::Option::Some(5),
-            "secretRef" => rt::Option::Some(6),
-            "user" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.image = rt::decode::null_default(map)?,
-            2 => self.keyring = rt::decode::value(map)?,
-            3 => self.monitors = rt::decode::null_default(map)?,
-            4 => self.pool = rt::decode::value(map)?,
-            5 => self.read_only = rt::decode::value(map)?,
-            6 => self.secret_ref = rt::decode::value(map)?,
-            7 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::RBDPersistentVolumeSource>
 for RBDPersistentVolumeSource {
@@ -19646,59 +13272,6 @@ impl rt::ProjectionSource for RBDVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for RBDVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for RBDVolumeSource {
-    const NAME: &'static str = "RBDVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "image",
-        "keyring",
-        "monitors",
-        "pool",
-        "readOnly",
-        "secretRef",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "image" => rt::Option::Some(1),
-            "keyring" => rt::Option::Some(2),
-            "monitors" => rt::Option::Some(3),
-            "pool" => rt::Option::Some(4),
-            "readOnly" => rt::Option::Some(5),
-            "secretRef" => rt::Option::Some(6),
-            "user" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.image = rt::decode::null_default(map)?,
-            2 => self.keyring = rt::decode::value(map)?,
-            3 => self.monitors = rt::decode::null_default(map)?,
-            4 => self.pool = rt::decode::value(map)?,
-            5 => self.read_only = rt::decode::value(map)?,
-            6 => self.secret_ref = rt::decode::value(map)?,
-            7 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::RBDVolumeSource> for RBDVolumeSource {
     fn from(full: &k8s::api::core::v1::RBDVolumeSource) -> Self {
         RBDVolumeSource {
@@ -19784,50 +13357,6 @@ impl rt::ProjectionSource for ReplicationController {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ReplicationController {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ReplicationController {
-    const NAME: &'static str = "ReplicationController";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationController> for ReplicationController {
     fn from(full: &k8s::api::core::v1::ReplicationController) -> Self {
@@ -19964,50 +13493,6 @@ impl rt::ProjectionSource for ReplicationControllerCondition {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ReplicationControllerCondition {
-    const NAME: &'static str = "ReplicationControllerCondition";
-    const KEYS: &'static [&'static str] = &[
-        "lastTransitionTime",
-        "message",
-        "reason",
-        "status",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "lastTransitionTime" => rt::Option::Some(0),
-            "message" => rt::Option::Some(1),
-            "reason" => rt::Option::Some(2),
-            "status" => rt::Option::Some(3),
-            "type" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.last_transition_time = rt::decode::value(map)?,
-            1 => self.message = rt::decode::value(map)?,
-            2 => self.reason = rt::decode::value(map)?,
-            3 => self.status = rt::decode::null_default(map)?,
-            4 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ReplicationControllerCondition>
 for ReplicationControllerCondition {
     fn from(full: &k8s::api::core::v1::ReplicationControllerCondition) -> Self {
@@ -20095,47 +13580,6 @@ impl rt::ProjectionSource for ReplicationControllerSpec {
             ("template", "template"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ReplicationControllerSpec {
-    const NAME: &'static str = "ReplicationControllerSpec";
-    const KEYS: &'static [&'static str] = &[
-        "minReadySeconds",
-        "replicas",
-        "selector",
-        "template",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "minReadySeconds" => rt::Option::Some(0),
-            "replicas" => rt::Option::Some(1),
-            "selector" => rt::Option::Some(2),
-            "template" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.min_ready_seconds = rt::decode::value(map)?,
-            1 => self.replicas = rt::decode::value(map)?,
-            2 => self.selector = rt::decode::value(map)?,
-            3 => self.template = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationControllerSpec>
 for ReplicationControllerSpec {
@@ -20234,53 +13678,6 @@ impl rt::ProjectionSource for ReplicationControllerStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ReplicationControllerStatus {
-    const NAME: &'static str = "ReplicationControllerStatus";
-    const KEYS: &'static [&'static str] = &[
-        "availableReplicas",
-        "conditions",
-        "fullyLabeledReplicas",
-        "observedGeneration",
-        "readyReplicas",
-        "replicas",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "availableReplicas" => rt::Option::Some(0),
-            "conditions" => rt::Option::Some(1),
-            "fullyLabeledReplicas" => rt::Option::Some(2),
-            "observedGeneration" => rt::Option::Some(3),
-            "readyReplicas" => rt::Option::Some(4),
-            "replicas" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.available_replicas = rt::decode::value(map)?,
-            1 => self.conditions = rt::decode::value(map)?,
-            2 => self.fully_labeled_replicas = rt::decode::value(map)?,
-            3 => self.observed_generation = rt::decode::value(map)?,
-            4 => self.ready_replicas = rt::decode::value(map)?,
-            5 => self.replicas = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ReplicationControllerStatus>
 for ReplicationControllerStatus {
     fn from(full: &k8s::api::core::v1::ReplicationControllerStatus) -> Self {
@@ -20349,38 +13746,6 @@ impl rt::ProjectionSource for ResourceClaim {
         &[("name", "name"), ("request", "request")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ResourceClaim {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceClaim {
-    const NAME: &'static str = "ResourceClaim";
-    const KEYS: &'static [&'static str] = &["name", "request"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "request" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.request = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ResourceClaim> for ResourceClaim {
     fn from(full: &k8s::api::core::v1::ResourceClaim) -> Self {
         ResourceClaim {
@@ -20448,40 +13813,6 @@ impl rt::ProjectionSource for ResourceFieldSelector {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ResourceFieldSelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceFieldSelector {
-    const NAME: &'static str = "ResourceFieldSelector";
-    const KEYS: &'static [&'static str] = &["containerName", "divisor", "resource"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "containerName" => rt::Option::Some(0),
-            "divisor" => rt::Option::Some(1),
-            "resource" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.container_name = rt::decode::value(map)?,
-            1 => self.divisor = rt::decode::quantity(map)?,
-            2 => self.resource = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ResourceFieldSelector> for ResourceFieldSelector {
     fn from(full: &k8s::api::core::v1::ResourceFieldSelector) -> Self {
         ResourceFieldSelector {
@@ -20545,42 +13876,6 @@ impl rt::ProjectionSource for ResourceHealth {
             ("resource_id", "resourceID"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ResourceHealth {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceHealth {
-    const NAME: &'static str = "ResourceHealth";
-    const KEYS: &'static [&'static str] = &["health", "message", "resourceID"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "health" => rt::Option::Some(0),
-            #[cfg(k8s_since = "1.36")]
-            "message" => rt::Option::Some(1),
-            "resourceID" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.health = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.36")]
-            1 => self.message = rt::decode::value(map)?,
-            2 => self.resource_id = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceHealth> for ResourceHealth {
     fn from(full: &k8s::api::core::v1::ResourceHealth) -> Self {
@@ -20654,50 +13949,6 @@ impl rt::ProjectionSource for ResourceQuota {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ResourceQuota {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceQuota {
-    const NAME: &'static str = "ResourceQuota";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceQuota> for ResourceQuota {
     fn from(full: &k8s::api::core::v1::ResourceQuota) -> Self {
@@ -20826,40 +14077,6 @@ impl rt::ProjectionSource for ResourceQuotaSpec {
         &[("hard", "hard"), ("scope_selector", "scopeSelector"), ("scopes", "scopes")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceQuotaSpec {
-    const NAME: &'static str = "ResourceQuotaSpec";
-    const KEYS: &'static [&'static str] = &["hard", "scopeSelector", "scopes"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "hard" => rt::Option::Some(0),
-            "scopeSelector" => rt::Option::Some(1),
-            "scopes" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.hard = rt::decode::quantity(map)?,
-            1 => self.scope_selector = rt::decode::value(map)?,
-            2 => self.scopes = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ResourceQuotaSpec> for ResourceQuotaSpec {
     fn from(full: &k8s::api::core::v1::ResourceQuotaSpec) -> Self {
         ResourceQuotaSpec {
@@ -20923,38 +14140,6 @@ impl rt::ProjectionSource for ResourceQuotaStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("hard", "hard"), ("used", "used")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceQuotaStatus {
-    const NAME: &'static str = "ResourceQuotaStatus";
-    const KEYS: &'static [&'static str] = &["hard", "used"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "hard" => rt::Option::Some(0),
-            "used" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.hard = rt::decode::quantity(map)?,
-            1 => self.used = rt::decode::quantity(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceQuotaStatus> for ResourceQuotaStatus {
     fn from(full: &k8s::api::core::v1::ResourceQuotaStatus) -> Self {
@@ -21020,40 +14205,6 @@ impl rt::ProjectionSource for ResourceRequirements {
         &[("claims", "claims"), ("limits", "limits"), ("requests", "requests")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ResourceRequirements {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceRequirements {
-    const NAME: &'static str = "ResourceRequirements";
-    const KEYS: &'static [&'static str] = &["claims", "limits", "requests"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "claims" => rt::Option::Some(0),
-            "limits" => rt::Option::Some(1),
-            "requests" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.claims = rt::decode::value(map)?,
-            1 => self.limits = rt::decode::quantity(map)?,
-            2 => self.requests = rt::decode::quantity(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ResourceRequirements> for ResourceRequirements {
     fn from(full: &k8s::api::core::v1::ResourceRequirements) -> Self {
         ResourceRequirements {
@@ -21116,38 +14267,6 @@ impl rt::ProjectionSource for ResourceStatus {
         &[("name", "name"), ("resources", "resources")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ResourceStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ResourceStatus {
-    const NAME: &'static str = "ResourceStatus";
-    const KEYS: &'static [&'static str] = &["name", "resources"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "resources" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.resources = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ResourceStatus> for ResourceStatus {
     fn from(full: &k8s::api::core::v1::ResourceStatus) -> Self {
         ResourceStatus {
@@ -21204,42 +14323,6 @@ impl rt::ProjectionSource for SELinuxOptions {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("level", "level"), ("role", "role"), ("type_", "type"), ("user", "user")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for SELinuxOptions {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SELinuxOptions {
-    const NAME: &'static str = "SELinuxOptions";
-    const KEYS: &'static [&'static str] = &["level", "role", "type", "user"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "level" => rt::Option::Some(0),
-            "role" => rt::Option::Some(1),
-            "type" => rt::Option::Some(2),
-            "user" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.level = rt::decode::value(map)?,
-            1 => self.role = rt::decode::value(map)?,
-            2 => self.type_ = rt::decode::value(map)?,
-            3 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SELinuxOptions> for SELinuxOptions {
     fn from(full: &k8s::api::core::v1::SELinuxOptions) -> Self {
@@ -21344,65 +14427,6 @@ impl rt::ProjectionSource for ScaleIOPersistentVolumeSource {
             ("volume_name", "volumeName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ScaleIOPersistentVolumeSource {
-    const NAME: &'static str = "ScaleIOPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "gateway",
-        "protectionDomain",
-        "readOnly",
-        "secretRef",
-        "sslEnabled",
-        "storageMode",
-        "storagePool",
-        "system",
-        "volumeName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "gateway" => rt::Option::Some(1),
-            "protectionDomain" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            "sslEnabled" => rt::Option::Some(5),
-            "storageMode" => rt::Option::Some(6),
-            "storagePool" => rt::Option::Some(7),
-            "system" => rt::Option::Some(8),
-            "volumeName" => rt::Option::Some(9),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.gateway = rt::decode::null_default(map)?,
-            2 => self.protection_domain = rt::decode::value(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::null_default(map)?,
-            5 => self.ssl_enabled = rt::decode::value(map)?,
-            6 => self.storage_mode = rt::decode::value(map)?,
-            7 => self.storage_pool = rt::decode::value(map)?,
-            8 => self.system = rt::decode::null_default(map)?,
-            9 => self.volume_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ScaleIOPersistentVolumeSource>
 for ScaleIOPersistentVolumeSource {
@@ -21543,65 +14567,6 @@ impl rt::ProjectionSource for ScaleIOVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ScaleIOVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ScaleIOVolumeSource {
-    const NAME: &'static str = "ScaleIOVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "gateway",
-        "protectionDomain",
-        "readOnly",
-        "secretRef",
-        "sslEnabled",
-        "storageMode",
-        "storagePool",
-        "system",
-        "volumeName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "gateway" => rt::Option::Some(1),
-            "protectionDomain" => rt::Option::Some(2),
-            "readOnly" => rt::Option::Some(3),
-            "secretRef" => rt::Option::Some(4),
-            "sslEnabled" => rt::Option::Some(5),
-            "storageMode" => rt::Option::Some(6),
-            "storagePool" => rt::Option::Some(7),
-            "system" => rt::Option::Some(8),
-            "volumeName" => rt::Option::Some(9),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.gateway = rt::decode::null_default(map)?,
-            2 => self.protection_domain = rt::decode::value(map)?,
-            3 => self.read_only = rt::decode::value(map)?,
-            4 => self.secret_ref = rt::decode::null_default(map)?,
-            5 => self.ssl_enabled = rt::decode::value(map)?,
-            6 => self.storage_mode = rt::decode::value(map)?,
-            7 => self.storage_pool = rt::decode::value(map)?,
-            8 => self.system = rt::decode::null_default(map)?,
-            9 => self.volume_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ScaleIOVolumeSource> for ScaleIOVolumeSource {
     fn from(full: &k8s::api::core::v1::ScaleIOVolumeSource) -> Self {
         ScaleIOVolumeSource {
@@ -21680,36 +14645,6 @@ impl rt::ProjectionSource for ScopeSelector {
         &[("match_expressions", "matchExpressions")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ScopeSelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ScopeSelector {
-    const NAME: &'static str = "ScopeSelector";
-    const KEYS: &'static [&'static str] = &["matchExpressions"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "matchExpressions" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.match_expressions = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ScopeSelector> for ScopeSelector {
     fn from(full: &k8s::api::core::v1::ScopeSelector) -> Self {
         ScopeSelector {
@@ -21768,40 +14703,6 @@ impl rt::ProjectionSource for ScopedResourceSelectorRequirement {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("operator", "operator"), ("scope_name", "scopeName"), ("values", "values")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ScopedResourceSelectorRequirement {
-    const NAME: &'static str = "ScopedResourceSelectorRequirement";
-    const KEYS: &'static [&'static str] = &["operator", "scopeName", "values"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "operator" => rt::Option::Some(0),
-            "scopeName" => rt::Option::Some(1),
-            "values" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.operator = rt::decode::null_default(map)?,
-            1 => self.scope_name = rt::decode::null_default(map)?,
-            2 => self.values = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ScopedResourceSelectorRequirement>
 for ScopedResourceSelectorRequirement {
@@ -21869,38 +14770,6 @@ impl rt::ProjectionSource for SeccompProfile {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("localhost_profile", "localhostProfile"), ("type_", "type")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for SeccompProfile {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SeccompProfile {
-    const NAME: &'static str = "SeccompProfile";
-    const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "localhostProfile" => rt::Option::Some(0),
-            "type" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.localhost_profile = rt::decode::value(map)?,
-            1 => self.type_ = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SeccompProfile> for SeccompProfile {
     fn from(full: &k8s::api::core::v1::SeccompProfile) -> Self {
@@ -21977,56 +14846,6 @@ impl rt::ProjectionSource for Secret {
             ("type_", "type"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Secret {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Secret {
-    const NAME: &'static str = "Secret";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "data",
-        "immutable",
-        "metadata",
-        "stringData",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "data" => rt::Option::Some(2),
-            "immutable" => rt::Option::Some(3),
-            "metadata" => rt::Option::Some(4),
-            "stringData" => rt::Option::Some(5),
-            "type" => rt::Option::Some(6),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.data = rt::decode::value(map)?,
-            3 => self.immutable = rt::decode::value(map)?,
-            4 => self.metadata = rt::decode::null_default(map)?,
-            5 => self.string_data = rt::decode::value(map)?,
-            6 => self.type_ = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Secret> for Secret {
     fn from(full: &k8s::api::core::v1::Secret) -> Self {
@@ -22160,38 +14979,6 @@ impl rt::ProjectionSource for SecretEnvSource {
         &[("name", "name"), ("optional", "optional")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for SecretEnvSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecretEnvSource {
-    const NAME: &'static str = "SecretEnvSource";
-    const KEYS: &'static [&'static str] = &["name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "optional" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::SecretEnvSource> for SecretEnvSource {
     fn from(full: &k8s::api::core::v1::SecretEnvSource) -> Self {
         SecretEnvSource {
@@ -22245,40 +15032,6 @@ impl rt::ProjectionSource for SecretKeySelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("name", "name"), ("optional", "optional")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for SecretKeySelector {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecretKeySelector {
-    const NAME: &'static str = "SecretKeySelector";
-    const KEYS: &'static [&'static str] = &["key", "name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "optional" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SecretKeySelector> for SecretKeySelector {
     fn from(full: &k8s::api::core::v1::SecretKeySelector) -> Self {
@@ -22337,40 +15090,6 @@ impl rt::ProjectionSource for SecretProjection {
         &[("items", "items"), ("name", "name"), ("optional", "optional")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for SecretProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecretProjection {
-    const NAME: &'static str = "SecretProjection";
-    const KEYS: &'static [&'static str] = &["items", "name", "optional"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "items" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "optional" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.items = rt::decode::value(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.optional = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::SecretProjection> for SecretProjection {
     fn from(full: &k8s::api::core::v1::SecretProjection) -> Self {
         SecretProjection {
@@ -22424,38 +15143,6 @@ impl rt::ProjectionSource for SecretReference {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("namespace", "namespace")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for SecretReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecretReference {
-    const NAME: &'static str = "SecretReference";
-    const KEYS: &'static [&'static str] = &["name", "namespace"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "namespace" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::value(map)?,
-            1 => self.namespace = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SecretReference> for SecretReference {
     fn from(full: &k8s::api::core::v1::SecretReference) -> Self {
@@ -22532,52 +15219,6 @@ impl rt::ProjectionSource for SecretVolumeSource {
             ("secret_name", "secretName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for SecretVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecretVolumeSource {
-    const NAME: &'static str = "SecretVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "defaultMode",
-        "defaultUser",
-        "items",
-        "optional",
-        "secretName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "defaultMode" => rt::Option::Some(0),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "defaultUser" => rt::Option::Some(1),
-            "items" => rt::Option::Some(2),
-            "optional" => rt::Option::Some(3),
-            "secretName" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.default_mode = rt::decode::value(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            1 => self.default_user = rt::decode::value(map)?,
-            2 => self.items = rt::decode::value(map)?,
-            3 => self.optional = rt::decode::value(map)?,
-            4 => self.secret_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SecretVolumeSource> for SecretVolumeSource {
     fn from(full: &k8s::api::core::v1::SecretVolumeSource) -> Self {
@@ -22717,71 +15358,6 @@ impl rt::ProjectionSource for SecurityContext {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for SecurityContext {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SecurityContext {
-    const NAME: &'static str = "SecurityContext";
-    const KEYS: &'static [&'static str] = &[
-        "allowPrivilegeEscalation",
-        "appArmorProfile",
-        "capabilities",
-        "privileged",
-        "procMount",
-        "readOnlyRootFilesystem",
-        "runAsGroup",
-        "runAsNonRoot",
-        "runAsUser",
-        "seLinuxOptions",
-        "seccompProfile",
-        "windowsOptions",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "allowPrivilegeEscalation" => rt::Option::Some(0),
-            "appArmorProfile" => rt::Option::Some(1),
-            "capabilities" => rt::Option::Some(2),
-            "privileged" => rt::Option::Some(3),
-            "procMount" => rt::Option::Some(4),
-            "readOnlyRootFilesystem" => rt::Option::Some(5),
-            "runAsGroup" => rt::Option::Some(6),
-            "runAsNonRoot" => rt::Option::Some(7),
-            "runAsUser" => rt::Option::Some(8),
-            "seLinuxOptions" => rt::Option::Some(9),
-            "seccompProfile" => rt::Option::Some(10),
-            "windowsOptions" => rt::Option::Some(11),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.allow_privilege_escalation = rt::decode::value(map)?,
-            1 => self.app_armor_profile = rt::decode::value(map)?,
-            2 => self.capabilities = rt::decode::value(map)?,
-            3 => self.privileged = rt::decode::value(map)?,
-            4 => self.proc_mount = rt::decode::value(map)?,
-            5 => self.read_only_root_filesystem = rt::decode::value(map)?,
-            6 => self.run_as_group = rt::decode::value(map)?,
-            7 => self.run_as_non_root = rt::decode::value(map)?,
-            8 => self.run_as_user = rt::decode::value(map)?,
-            9 => self.se_linux_options = rt::decode::value(map)?,
-            10 => self.seccomp_profile = rt::decode::value(map)?,
-            11 => self.windows_options = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::SecurityContext> for SecurityContext {
     fn from(full: &k8s::api::core::v1::SecurityContext) -> Self {
         SecurityContext {
@@ -22879,50 +15455,6 @@ impl rt::ProjectionSource for Service {
             ("status", "status"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Service {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Service {
-    const NAME: &'static str = "Service";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "spec",
-        "status",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "metadata" => rt::Option::Some(2),
-            "spec" => rt::Option::Some(3),
-            "status" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.metadata = rt::decode::null_default(map)?,
-            3 => self.spec = rt::decode::value(map)?,
-            4 => self.status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Service> for Service {
     fn from(full: &k8s::api::core::v1::Service) -> Self {
@@ -23068,53 +15600,6 @@ impl rt::ProjectionSource for ServiceAccount {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ServiceAccount {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ServiceAccount {
-    const NAME: &'static str = "ServiceAccount";
-    const KEYS: &'static [&'static str] = &[
-        "apiVersion",
-        "kind",
-        "automountServiceAccountToken",
-        "imagePullSecrets",
-        "metadata",
-        "secrets",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiVersion" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "automountServiceAccountToken" => rt::Option::Some(2),
-            "imagePullSecrets" => rt::Option::Some(3),
-            "metadata" => rt::Option::Some(4),
-            "secrets" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_version = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::value(map)?,
-            2 => self.automount_service_account_token = rt::decode::value(map)?,
-            3 => self.image_pull_secrets = rt::decode::value(map)?,
-            4 => self.metadata = rt::decode::null_default(map)?,
-            5 => self.secrets = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ServiceAccount> for ServiceAccount {
     fn from(full: &k8s::api::core::v1::ServiceAccount) -> Self {
         ServiceAccount {
@@ -23249,49 +15734,6 @@ impl rt::ProjectionSource for ServiceAccountTokenProjection {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ServiceAccountTokenProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ServiceAccountTokenProjection {
-    const NAME: &'static str = "ServiceAccountTokenProjection";
-    const KEYS: &'static [&'static str] = &[
-        "audience",
-        "expirationSeconds",
-        "path",
-        "user",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "audience" => rt::Option::Some(0),
-            "expirationSeconds" => rt::Option::Some(1),
-            "path" => rt::Option::Some(2),
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "user" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.audience = rt::decode::value(map)?,
-            1 => self.expiration_seconds = rt::decode::value(map)?,
-            2 => self.path = rt::decode::null_default(map)?,
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            3 => self.user = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ServiceAccountTokenProjection>
 for ServiceAccountTokenProjection {
     fn from(full: &k8s::api::core::v1::ServiceAccountTokenProjection) -> Self {
@@ -23383,53 +15825,6 @@ impl rt::ProjectionSource for ServicePort {
             ("target_port", "targetPort"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for ServicePort {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ServicePort {
-    const NAME: &'static str = "ServicePort";
-    const KEYS: &'static [&'static str] = &[
-        "appProtocol",
-        "name",
-        "nodePort",
-        "port",
-        "protocol",
-        "targetPort",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "appProtocol" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "nodePort" => rt::Option::Some(2),
-            "port" => rt::Option::Some(3),
-            "protocol" => rt::Option::Some(4),
-            "targetPort" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.app_protocol = rt::decode::value(map)?,
-            1 => self.name = rt::decode::value(map)?,
-            2 => self.node_port = rt::decode::value(map)?,
-            3 => self.port = rt::decode::null_default(map)?,
-            4 => self.protocol = rt::decode::value(map)?,
-            5 => self.target_port = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::ServicePort> for ServicePort {
     fn from(full: &k8s::api::core::v1::ServicePort) -> Self {
@@ -23633,95 +16028,6 @@ impl rt::ProjectionSource for ServiceSpec {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ServiceSpec {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ServiceSpec {
-    const NAME: &'static str = "ServiceSpec";
-    const KEYS: &'static [&'static str] = &[
-        "allocateLoadBalancerNodePorts",
-        "clusterIP",
-        "clusterIPs",
-        "externalIPs",
-        "externalName",
-        "externalTrafficPolicy",
-        "healthCheckNodePort",
-        "internalTrafficPolicy",
-        "ipFamilies",
-        "ipFamilyPolicy",
-        "loadBalancerClass",
-        "loadBalancerIP",
-        "loadBalancerSourceRanges",
-        "ports",
-        "publishNotReadyAddresses",
-        "selector",
-        "sessionAffinity",
-        "sessionAffinityConfig",
-        "trafficDistribution",
-        "type",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "allocateLoadBalancerNodePorts" => rt::Option::Some(0),
-            "clusterIP" => rt::Option::Some(1),
-            "clusterIPs" => rt::Option::Some(2),
-            "externalIPs" => rt::Option::Some(3),
-            "externalName" => rt::Option::Some(4),
-            "externalTrafficPolicy" => rt::Option::Some(5),
-            "healthCheckNodePort" => rt::Option::Some(6),
-            "internalTrafficPolicy" => rt::Option::Some(7),
-            "ipFamilies" => rt::Option::Some(8),
-            "ipFamilyPolicy" => rt::Option::Some(9),
-            "loadBalancerClass" => rt::Option::Some(10),
-            "loadBalancerIP" => rt::Option::Some(11),
-            "loadBalancerSourceRanges" => rt::Option::Some(12),
-            "ports" => rt::Option::Some(13),
-            "publishNotReadyAddresses" => rt::Option::Some(14),
-            "selector" => rt::Option::Some(15),
-            "sessionAffinity" => rt::Option::Some(16),
-            "sessionAffinityConfig" => rt::Option::Some(17),
-            "trafficDistribution" => rt::Option::Some(18),
-            "type" => rt::Option::Some(19),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.allocate_load_balancer_node_ports = rt::decode::value(map)?,
-            1 => self.cluster_ip = rt::decode::value(map)?,
-            2 => self.cluster_ips = rt::decode::value(map)?,
-            3 => self.external_ips = rt::decode::value(map)?,
-            4 => self.external_name = rt::decode::value(map)?,
-            5 => self.external_traffic_policy = rt::decode::value(map)?,
-            6 => self.health_check_node_port = rt::decode::value(map)?,
-            7 => self.internal_traffic_policy = rt::decode::value(map)?,
-            8 => self.ip_families = rt::decode::value(map)?,
-            9 => self.ip_family_policy = rt::decode::value(map)?,
-            10 => self.load_balancer_class = rt::decode::value(map)?,
-            11 => self.load_balancer_ip = rt::decode::value(map)?,
-            12 => self.load_balancer_source_ranges = rt::decode::value(map)?,
-            13 => self.ports = rt::decode::value(map)?,
-            14 => self.publish_not_ready_addresses = rt::decode::value(map)?,
-            15 => self.selector = rt::decode::value(map)?,
-            16 => self.session_affinity = rt::decode::value(map)?,
-            17 => self.session_affinity_config = rt::decode::value(map)?,
-            18 => self.traffic_distribution = rt::decode::value(map)?,
-            19 => self.type_ = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ServiceSpec> for ServiceSpec {
     fn from(full: &k8s::api::core::v1::ServiceSpec) -> Self {
         ServiceSpec {
@@ -23849,38 +16155,6 @@ impl rt::ProjectionSource for ServiceStatus {
         &[("conditions", "conditions"), ("load_balancer", "loadBalancer")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for ServiceStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for ServiceStatus {
-    const NAME: &'static str = "ServiceStatus";
-    const KEYS: &'static [&'static str] = &["conditions", "loadBalancer"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "conditions" => rt::Option::Some(0),
-            "loadBalancer" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.conditions = rt::decode::value(map)?,
-            1 => self.load_balancer = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::ServiceStatus> for ServiceStatus {
     fn from(full: &k8s::api::core::v1::ServiceStatus) -> Self {
         ServiceStatus {
@@ -23927,36 +16201,6 @@ pub struct SessionAffinityConfig {
 impl rt::ProjectionSource for SessionAffinityConfig {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("client_ip", "clientIP")]);
 }
-impl<'de> rt::serde::Deserialize<'de> for SessionAffinityConfig {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SessionAffinityConfig {
-    const NAME: &'static str = "SessionAffinityConfig";
-    const KEYS: &'static [&'static str] = &["clientIP"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "clientIP" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.client_ip = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::SessionAffinityConfig> for SessionAffinityConfig {
     fn from(full: &k8s::api::core::v1::SessionAffinityConfig) -> Self {
         SessionAffinityConfig {
@@ -24000,36 +16244,6 @@ pub struct SleepAction {
 }
 impl rt::ProjectionSource for SleepAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("seconds", "seconds")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for SleepAction {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for SleepAction {
-    const NAME: &'static str = "SleepAction";
-    const KEYS: &'static [&'static str] = &["seconds"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "seconds" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.seconds = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::SleepAction> for SleepAction {
     fn from(full: &k8s::api::core::v1::SleepAction) -> Self {
@@ -24097,50 +16311,6 @@ impl rt::ProjectionSource for StorageOSPersistentVolumeSource {
             ("volume_namespace", "volumeNamespace"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for StorageOSPersistentVolumeSource {
-    const NAME: &'static str = "StorageOSPersistentVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "readOnly",
-        "secretRef",
-        "volumeName",
-        "volumeNamespace",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "secretRef" => rt::Option::Some(2),
-            "volumeName" => rt::Option::Some(3),
-            "volumeNamespace" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.secret_ref = rt::decode::value(map)?,
-            3 => self.volume_name = rt::decode::value(map)?,
-            4 => self.volume_namespace = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::StorageOSPersistentVolumeSource>
 for StorageOSPersistentVolumeSource {
@@ -24238,50 +16408,6 @@ impl rt::ProjectionSource for StorageOSVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for StorageOSVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for StorageOSVolumeSource {
-    const NAME: &'static str = "StorageOSVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "readOnly",
-        "secretRef",
-        "volumeName",
-        "volumeNamespace",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "readOnly" => rt::Option::Some(1),
-            "secretRef" => rt::Option::Some(2),
-            "volumeName" => rt::Option::Some(3),
-            "volumeNamespace" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.read_only = rt::decode::value(map)?,
-            2 => self.secret_ref = rt::decode::value(map)?,
-            3 => self.volume_name = rt::decode::value(map)?,
-            4 => self.volume_namespace = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::StorageOSVolumeSource> for StorageOSVolumeSource {
     fn from(full: &k8s::api::core::v1::StorageOSVolumeSource) -> Self {
         StorageOSVolumeSource {
@@ -24343,38 +16469,6 @@ impl rt::ProjectionSource for Sysctl {
         &[("name", "name"), ("value", "value")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Sysctl {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Sysctl {
-    const NAME: &'static str = "Sysctl";
-    const KEYS: &'static [&'static str] = &["name", "value"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "value" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.value = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Sysctl> for Sysctl {
     fn from(full: &k8s::api::core::v1::Sysctl) -> Self {
         Sysctl {
@@ -24425,38 +16519,6 @@ impl rt::ProjectionSource for TCPSocketAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("host", "host"), ("port", "port")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for TCPSocketAction {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TCPSocketAction {
-    const NAME: &'static str = "TCPSocketAction";
-    const KEYS: &'static [&'static str] = &["host", "port"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "host" => rt::Option::Some(0),
-            "port" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.host = rt::decode::value(map)?,
-            1 => self.port = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::TCPSocketAction> for TCPSocketAction {
     fn from(full: &k8s::api::core::v1::TCPSocketAction) -> Self {
@@ -24519,42 +16581,6 @@ impl rt::ProjectionSource for Taint {
             ("value", "value"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for Taint {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Taint {
-    const NAME: &'static str = "Taint";
-    const KEYS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "effect" => rt::Option::Some(0),
-            "key" => rt::Option::Some(1),
-            "timeAdded" => rt::Option::Some(2),
-            "value" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.effect = rt::decode::null_default(map)?,
-            1 => self.key = rt::decode::null_default(map)?,
-            2 => self.time_added = rt::decode::value(map)?,
-            3 => self.value = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::Taint> for Taint {
     fn from(full: &k8s::api::core::v1::Taint) -> Self {
@@ -24632,50 +16658,6 @@ impl rt::ProjectionSource for Toleration {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Toleration {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Toleration {
-    const NAME: &'static str = "Toleration";
-    const KEYS: &'static [&'static str] = &[
-        "effect",
-        "key",
-        "operator",
-        "tolerationSeconds",
-        "value",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "effect" => rt::Option::Some(0),
-            "key" => rt::Option::Some(1),
-            "operator" => rt::Option::Some(2),
-            "tolerationSeconds" => rt::Option::Some(3),
-            "value" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.effect = rt::decode::value(map)?,
-            1 => self.key = rt::decode::value(map)?,
-            2 => self.operator = rt::decode::value(map)?,
-            3 => self.toleration_seconds = rt::decode::value(map)?,
-            4 => self.value = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Toleration> for Toleration {
     fn from(full: &k8s::api::core::v1::Toleration) -> Self {
         Toleration {
@@ -24744,38 +16726,6 @@ impl rt::ProjectionSource for TopologySelectorLabelRequirement {
         &[("key", "key"), ("values", "values")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TopologySelectorLabelRequirement {
-    const NAME: &'static str = "TopologySelectorLabelRequirement";
-    const KEYS: &'static [&'static str] = &["key", "values"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "key" => rt::Option::Some(0),
-            "values" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.key = rt::decode::null_default(map)?,
-            1 => self.values = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::TopologySelectorLabelRequirement>
 for TopologySelectorLabelRequirement {
     fn from(full: &k8s::api::core::v1::TopologySelectorLabelRequirement) -> Self {
@@ -24836,36 +16786,6 @@ impl rt::ProjectionSource for TopologySelectorTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("match_label_expressions", "matchLabelExpressions")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for TopologySelectorTerm {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TopologySelectorTerm {
-    const NAME: &'static str = "TopologySelectorTerm";
-    const KEYS: &'static [&'static str] = &["matchLabelExpressions"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "matchLabelExpressions" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.match_label_expressions = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::TopologySelectorTerm> for TopologySelectorTerm {
     fn from(full: &k8s::api::core::v1::TopologySelectorTerm) -> Self {
@@ -24968,59 +16888,6 @@ impl rt::ProjectionSource for TopologySpreadConstraint {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for TopologySpreadConstraint {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TopologySpreadConstraint {
-    const NAME: &'static str = "TopologySpreadConstraint";
-    const KEYS: &'static [&'static str] = &[
-        "labelSelector",
-        "matchLabelKeys",
-        "maxSkew",
-        "minDomains",
-        "nodeAffinityPolicy",
-        "nodeTaintsPolicy",
-        "topologyKey",
-        "whenUnsatisfiable",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "labelSelector" => rt::Option::Some(0),
-            "matchLabelKeys" => rt::Option::Some(1),
-            "maxSkew" => rt::Option::Some(2),
-            "minDomains" => rt::Option::Some(3),
-            "nodeAffinityPolicy" => rt::Option::Some(4),
-            "nodeTaintsPolicy" => rt::Option::Some(5),
-            "topologyKey" => rt::Option::Some(6),
-            "whenUnsatisfiable" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.label_selector = rt::decode::value(map)?,
-            1 => self.match_label_keys = rt::decode::value(map)?,
-            2 => self.max_skew = rt::decode::null_default(map)?,
-            3 => self.min_domains = rt::decode::value(map)?,
-            4 => self.node_affinity_policy = rt::decode::value(map)?,
-            5 => self.node_taints_policy = rt::decode::value(map)?,
-            6 => self.topology_key = rt::decode::null_default(map)?,
-            7 => self.when_unsatisfiable = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::TopologySpreadConstraint>
 for TopologySpreadConstraint {
     fn from(full: &k8s::api::core::v1::TopologySpreadConstraint) -> Self {
@@ -25106,40 +16973,6 @@ impl rt::ProjectionSource for TypedLocalObjectReference {
         &[("api_group", "apiGroup"), ("kind", "kind"), ("name", "name")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for TypedLocalObjectReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TypedLocalObjectReference {
-    const NAME: &'static str = "TypedLocalObjectReference";
-    const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiGroup" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "name" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_group = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::null_default(map)?,
-            2 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::TypedLocalObjectReference>
 for TypedLocalObjectReference {
     fn from(full: &k8s::api::core::v1::TypedLocalObjectReference) -> Self {
@@ -25209,42 +17042,6 @@ impl rt::ProjectionSource for TypedObjectReference {
             ("namespace", "namespace"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for TypedObjectReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for TypedObjectReference {
-    const NAME: &'static str = "TypedObjectReference";
-    const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "apiGroup" => rt::Option::Some(0),
-            "kind" => rt::Option::Some(1),
-            "name" => rt::Option::Some(2),
-            "namespace" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.api_group = rt::decode::value(map)?,
-            1 => self.kind = rt::decode::null_default(map)?,
-            2 => self.name = rt::decode::null_default(map)?,
-            3 => self.namespace = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::TypedObjectReference> for TypedObjectReference {
     fn from(full: &k8s::api::core::v1::TypedObjectReference) -> Self {
@@ -25460,128 +17257,6 @@ impl rt::ProjectionSource for Volume {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for Volume {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for Volume {
-    const NAME: &'static str = "Volume";
-    const KEYS: &'static [&'static str] = &[
-        "awsElasticBlockStore",
-        "azureDisk",
-        "azureFile",
-        "cephfs",
-        "cinder",
-        "configMap",
-        "csi",
-        "downwardAPI",
-        "emptyDir",
-        "ephemeral",
-        "fc",
-        "flexVolume",
-        "flocker",
-        "gcePersistentDisk",
-        "gitRepo",
-        "glusterfs",
-        "hostPath",
-        "image",
-        "iscsi",
-        "name",
-        "nfs",
-        "persistentVolumeClaim",
-        "photonPersistentDisk",
-        "portworxVolume",
-        "projected",
-        "quobyte",
-        "rbd",
-        "scaleIO",
-        "secret",
-        "storageos",
-        "vsphereVolume",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "awsElasticBlockStore" => rt::Option::Some(0),
-            "azureDisk" => rt::Option::Some(1),
-            "azureFile" => rt::Option::Some(2),
-            "cephfs" => rt::Option::Some(3),
-            "cinder" => rt::Option::Some(4),
-            "configMap" => rt::Option::Some(5),
-            "csi" => rt::Option::Some(6),
-            "downwardAPI" => rt::Option::Some(7),
-            "emptyDir" => rt::Option::Some(8),
-            "ephemeral" => rt::Option::Some(9),
-            "fc" => rt::Option::Some(10),
-            "flexVolume" => rt::Option::Some(11),
-            "flocker" => rt::Option::Some(12),
-            "gcePersistentDisk" => rt::Option::Some(13),
-            "gitRepo" => rt::Option::Some(14),
-            "glusterfs" => rt::Option::Some(15),
-            "hostPath" => rt::Option::Some(16),
-            "image" => rt::Option::Some(17),
-            "iscsi" => rt::Option::Some(18),
-            "name" => rt::Option::Some(19),
-            "nfs" => rt::Option::Some(20),
-            "persistentVolumeClaim" => rt::Option::Some(21),
-            "photonPersistentDisk" => rt::Option::Some(22),
-            "portworxVolume" => rt::Option::Some(23),
-            "projected" => rt::Option::Some(24),
-            "quobyte" => rt::Option::Some(25),
-            "rbd" => rt::Option::Some(26),
-            "scaleIO" => rt::Option::Some(27),
-            "secret" => rt::Option::Some(28),
-            "storageos" => rt::Option::Some(29),
-            "vsphereVolume" => rt::Option::Some(30),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.aws_elastic_block_store = rt::decode::value(map)?,
-            1 => self.azure_disk = rt::decode::value(map)?,
-            2 => self.azure_file = rt::decode::value(map)?,
-            3 => self.cephfs = rt::decode::value(map)?,
-            4 => self.cinder = rt::decode::value(map)?,
-            5 => self.config_map = rt::decode::value(map)?,
-            6 => self.csi = rt::decode::value(map)?,
-            7 => self.downward_api = rt::decode::value(map)?,
-            8 => self.empty_dir = rt::decode::value(map)?,
-            9 => self.ephemeral = rt::decode::value(map)?,
-            10 => self.fc = rt::decode::value(map)?,
-            11 => self.flex_volume = rt::decode::value(map)?,
-            12 => self.flocker = rt::decode::value(map)?,
-            13 => self.gce_persistent_disk = rt::decode::value(map)?,
-            14 => self.git_repo = rt::decode::value(map)?,
-            15 => self.glusterfs = rt::decode::value(map)?,
-            16 => self.host_path = rt::decode::value(map)?,
-            17 => self.image = rt::decode::value(map)?,
-            18 => self.iscsi = rt::decode::value(map)?,
-            19 => self.name = rt::decode::null_default(map)?,
-            20 => self.nfs = rt::decode::value(map)?,
-            21 => self.persistent_volume_claim = rt::decode::value(map)?,
-            22 => self.photon_persistent_disk = rt::decode::value(map)?,
-            23 => self.portworx_volume = rt::decode::value(map)?,
-            24 => self.projected = rt::decode::value(map)?,
-            25 => self.quobyte = rt::decode::value(map)?,
-            26 => self.rbd = rt::decode::value(map)?,
-            27 => self.scale_io = rt::decode::value(map)?,
-            28 => self.secret = rt::decode::value(map)?,
-            29 => self.storageos = rt::decode::value(map)?,
-            30 => self.vsphere_volume = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::Volume> for Volume {
     fn from(full: &k8s::api::core::v1::Volume) -> Self {
         Volume {
@@ -25736,38 +17411,6 @@ impl rt::ProjectionSource for VolumeDevice {
         &[("device_path", "devicePath"), ("name", "name")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VolumeDevice {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeDevice {
-    const NAME: &'static str = "VolumeDevice";
-    const KEYS: &'static [&'static str] = &["devicePath", "name"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "devicePath" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.device_path = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VolumeDevice> for VolumeDevice {
     fn from(full: &k8s::api::core::v1::VolumeDevice) -> Self {
         VolumeDevice {
@@ -25823,42 +17466,6 @@ impl rt::ProjectionSource for VolumeHealthCondition {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("message", "message"), ("reason", "reason"), ("status", "status")],
     );
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for VolumeHealthCondition {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for VolumeHealthCondition {
-    const NAME: &'static str = "VolumeHealthCondition";
-    const KEYS: &'static [&'static str] = &["message", "reason", "status"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "message" => rt::Option::Some(0),
-            "reason" => rt::Option::Some(1),
-            "status" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.message = rt::decode::value(map)?,
-            1 => self.reason = rt::decode::null_default(map)?,
-            2 => self.status = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::VolumeHealthCondition> for VolumeHealthCondition {
@@ -25933,40 +17540,6 @@ impl rt::ProjectionSource for VolumeHealthStatus {
             ("last_transition_time", "lastTransitionTime"),
         ],
     );
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl<'de> rt::serde::Deserialize<'de> for VolumeHealthStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.37")]
-impl rt::decode::Fields for VolumeHealthStatus {
-    const NAME: &'static str = "VolumeHealthStatus";
-    const KEYS: &'static [&'static str] = &["healthConditions", "lastTransitionTime"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "healthConditions" => rt::Option::Some(0),
-            "lastTransitionTime" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.health_conditions = rt::decode::value(map)?,
-            1 => self.last_transition_time = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::VolumeHealthStatus> for VolumeHealthStatus {
@@ -26070,61 +17643,6 @@ impl rt::ProjectionSource for VolumeMount {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VolumeMount {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeMount {
-    const NAME: &'static str = "VolumeMount";
-    const KEYS: &'static [&'static str] = &[
-        "bindMountOptions",
-        "mountPath",
-        "mountPropagation",
-        "name",
-        "readOnly",
-        "recursiveReadOnly",
-        "subPath",
-        "subPathExpr",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            "bindMountOptions" => rt::Option::Some(0),
-            "mountPath" => rt::Option::Some(1),
-            "mountPropagation" => rt::Option::Some(2),
-            "name" => rt::Option::Some(3),
-            "readOnly" => rt::Option::Some(4),
-            "recursiveReadOnly" => rt::Option::Some(5),
-            "subPath" => rt::Option::Some(6),
-            "subPathExpr" => rt::Option::Some(7),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            #[cfg(k8s_openapi_enabled_version = "1.37")]
-            0 => self.bind_mount_options = rt::decode::value(map)?,
-            1 => self.mount_path = rt::decode::null_default(map)?,
-            2 => self.mount_propagation = rt::decode::value(map)?,
-            3 => self.name = rt::decode::null_default(map)?,
-            4 => self.read_only = rt::decode::value(map)?,
-            5 => self.recursive_read_only = rt::decode::value(map)?,
-            6 => self.sub_path = rt::decode::value(map)?,
-            7 => self.sub_path_expr = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VolumeMount> for VolumeMount {
     fn from(full: &k8s::api::core::v1::VolumeMount) -> Self {
         VolumeMount {
@@ -26222,52 +17740,6 @@ impl rt::ProjectionSource for VolumeMountStatus {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VolumeMountStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeMountStatus {
-    const NAME: &'static str = "VolumeMountStatus";
-    const KEYS: &'static [&'static str] = &[
-        "mountPath",
-        "name",
-        "readOnly",
-        "recursiveReadOnly",
-        "volumeStatus",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "mountPath" => rt::Option::Some(0),
-            "name" => rt::Option::Some(1),
-            "readOnly" => rt::Option::Some(2),
-            "recursiveReadOnly" => rt::Option::Some(3),
-            #[cfg(k8s_since = "1.36")]
-            "volumeStatus" => rt::Option::Some(4),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.mount_path = rt::decode::null_default(map)?,
-            1 => self.name = rt::decode::null_default(map)?,
-            2 => self.read_only = rt::decode::value(map)?,
-            3 => self.recursive_read_only = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.36")]
-            4 => self.volume_status = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VolumeMountStatus> for VolumeMountStatus {
     fn from(full: &k8s::api::core::v1::VolumeMountStatus) -> Self {
         VolumeMountStatus {
@@ -26324,36 +17796,6 @@ pub struct VolumeNodeAffinity {
 }
 impl rt::ProjectionSource for VolumeNodeAffinity {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("required", "required")]);
-}
-impl<'de> rt::serde::Deserialize<'de> for VolumeNodeAffinity {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeNodeAffinity {
-    const NAME: &'static str = "VolumeNodeAffinity";
-    const KEYS: &'static [&'static str] = &["required"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "required" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.required = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeNodeAffinity> for VolumeNodeAffinity {
     fn from(full: &k8s::api::core::v1::VolumeNodeAffinity) -> Self {
@@ -26448,55 +17890,6 @@ impl rt::ProjectionSource for VolumeProjection {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VolumeProjection {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeProjection {
-    const NAME: &'static str = "VolumeProjection";
-    const KEYS: &'static [&'static str] = &[
-        "clusterTrustBundle",
-        "configMap",
-        "downwardAPI",
-        "podCertificate",
-        "secret",
-        "serviceAccountToken",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "clusterTrustBundle" => rt::Option::Some(0),
-            "configMap" => rt::Option::Some(1),
-            "downwardAPI" => rt::Option::Some(2),
-            #[cfg(k8s_since = "1.34")]
-            "podCertificate" => rt::Option::Some(3),
-            "secret" => rt::Option::Some(4),
-            "serviceAccountToken" => rt::Option::Some(5),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.cluster_trust_bundle = rt::decode::value(map)?,
-            1 => self.config_map = rt::decode::value(map)?,
-            2 => self.downward_api = rt::decode::value(map)?,
-            #[cfg(k8s_since = "1.34")]
-            3 => self.pod_certificate = rt::decode::value(map)?,
-            4 => self.secret = rt::decode::value(map)?,
-            5 => self.service_account_token = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VolumeProjection> for VolumeProjection {
     fn from(full: &k8s::api::core::v1::VolumeProjection) -> Self {
         VolumeProjection {
@@ -26573,38 +17966,6 @@ impl rt::ProjectionSource for VolumeResourceRequirements {
         &[("limits", "limits"), ("requests", "requests")],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VolumeResourceRequirements {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VolumeResourceRequirements {
-    const NAME: &'static str = "VolumeResourceRequirements";
-    const KEYS: &'static [&'static str] = &["limits", "requests"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "limits" => rt::Option::Some(0),
-            "requests" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.limits = rt::decode::quantity(map)?,
-            1 => self.requests = rt::decode::quantity(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VolumeResourceRequirements>
 for VolumeResourceRequirements {
     fn from(full: &k8s::api::core::v1::VolumeResourceRequirements) -> Self {
@@ -26665,38 +18026,6 @@ pub struct VolumeStatus {
 #[cfg(k8s_since = "1.36")]
 impl rt::ProjectionSource for VolumeStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("image", "image")]);
-}
-#[cfg(k8s_since = "1.36")]
-impl<'de> rt::serde::Deserialize<'de> for VolumeStatus {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_since = "1.36")]
-impl rt::decode::Fields for VolumeStatus {
-    const NAME: &'static str = "VolumeStatus";
-    const KEYS: &'static [&'static str] = &["image"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "image" => rt::Option::Some(0),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.image = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::VolumeStatus> for VolumeStatus {
@@ -26771,47 +18100,6 @@ impl rt::ProjectionSource for VsphereVirtualDiskVolumeSource {
         ],
     );
 }
-impl<'de> rt::serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for VsphereVirtualDiskVolumeSource {
-    const NAME: &'static str = "VsphereVirtualDiskVolumeSource";
-    const KEYS: &'static [&'static str] = &[
-        "fsType",
-        "storagePolicyID",
-        "storagePolicyName",
-        "volumePath",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "fsType" => rt::Option::Some(0),
-            "storagePolicyID" => rt::Option::Some(1),
-            "storagePolicyName" => rt::Option::Some(2),
-            "volumePath" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.fs_type = rt::decode::value(map)?,
-            1 => self.storage_policy_id = rt::decode::value(map)?,
-            2 => self.storage_policy_name = rt::decode::value(map)?,
-            3 => self.volume_path = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
 impl rt::From<&k8s::api::core::v1::VsphereVirtualDiskVolumeSource>
 for VsphereVirtualDiskVolumeSource {
     fn from(full: &k8s::api::core::v1::VsphereVirtualDiskVolumeSource) -> Self {
@@ -26885,38 +18173,6 @@ impl rt::ProjectionSource for WeightedPodAffinityTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("pod_affinity_term", "podAffinityTerm"), ("weight", "weight")],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for WeightedPodAffinityTerm {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for WeightedPodAffinityTerm {
-    const NAME: &'static str = "WeightedPodAffinityTerm";
-    const KEYS: &'static [&'static str] = &["podAffinityTerm", "weight"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "podAffinityTerm" => rt::Option::Some(0),
-            "weight" => rt::Option::Some(1),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.pod_affinity_term = rt::decode::null_default(map)?,
-            1 => self.weight = rt::decode::null_default(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::WeightedPodAffinityTerm> for WeightedPodAffinityTerm {
     fn from(full: &k8s::api::core::v1::WeightedPodAffinityTerm) -> Self {
@@ -27000,47 +18256,6 @@ impl rt::ProjectionSource for WindowsSecurityContextOptions {
             ("run_as_user_name", "runAsUserName"),
         ],
     );
-}
-impl<'de> rt::serde::Deserialize<'de> for WindowsSecurityContextOptions {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-impl rt::decode::Fields for WindowsSecurityContextOptions {
-    const NAME: &'static str = "WindowsSecurityContextOptions";
-    const KEYS: &'static [&'static str] = &[
-        "gmsaCredentialSpec",
-        "gmsaCredentialSpecName",
-        "hostProcess",
-        "runAsUserName",
-    ];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "gmsaCredentialSpec" => rt::Option::Some(0),
-            "gmsaCredentialSpecName" => rt::Option::Some(1),
-            "hostProcess" => rt::Option::Some(2),
-            "runAsUserName" => rt::Option::Some(3),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.gmsa_credential_spec = rt::decode::value(map)?,
-            1 => self.gmsa_credential_spec_name = rt::decode::value(map)?,
-            2 => self.host_process = rt::decode::value(map)?,
-            3 => self.run_as_user_name = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
 }
 impl rt::From<&k8s::api::core::v1::WindowsSecurityContextOptions>
 for WindowsSecurityContextOptions {
@@ -27126,42 +18341,6 @@ impl rt::ProjectionSource for WorkloadReference {
     );
 }
 #[cfg(k8s_openapi_enabled_version = "1.35")]
-impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
-    fn deserialize<D: rt::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> rt::Result<Self, D::Error> {
-        rt::decode::deserialize(deserializer)
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.35")]
-impl rt::decode::Fields for WorkloadReference {
-    const NAME: &'static str = "WorkloadReference";
-    const KEYS: &'static [&'static str] = &["name", "podGroup", "podGroupReplicaKey"];
-    fn index(key: &str) -> rt::Option<u8> {
-        match key {
-            "name" => rt::Option::Some(0),
-            "podGroup" => rt::Option::Some(1),
-            "podGroupReplicaKey" => rt::Option::Some(2),
-            _ => rt::Option::None,
-        }
-    }
-    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
-        &mut self,
-        index: u8,
-        map: &mut A,
-    ) -> rt::Result<(), A::Error> {
-        match index {
-            0 => self.name = rt::decode::null_default(map)?,
-            1 => self.pod_group = rt::decode::null_default(map)?,
-            2 => self.pod_group_replica_key = rt::decode::value(map)?,
-            _ => {
-                map.next_value::<rt::serde::de::IgnoredAny>()?;
-            }
-        }
-        rt::Result::Ok(())
-    }
-}
-#[cfg(k8s_openapi_enabled_version = "1.35")]
 impl rt::From<&k8s::api::core::v1::WorkloadReference> for WorkloadReference {
     fn from(full: &k8s::api::core::v1::WorkloadReference) -> Self {
         WorkloadReference {
@@ -27205,3 +18384,5 @@ impl rt::ShareHash for WorkloadReference {
         rt::ShareHash::share_hash(&self.pod_group_replica_key, state);
     }
 }
+/// The JSON decoders of this module's structs (the runtime's `compact::decode`).
+mod decode;
