@@ -244,6 +244,14 @@ async fn a_failing_provider_stops_the_fleet_and_disengages_its_clusters() {
     let (_cancel, run) = start(&fleet, provider);
     wait_until("only ready", || ready(&fleet, "only")).await;
     assert!(server.active_watches() > 0);
+    // One provider at a time.
+    let second = fleet
+        .run(StaticProvider::new::<&str>([]), CancellationToken::new())
+        .await;
+    assert!(
+        matches!(second, Err(FleetError::AlreadyRunning)),
+        "{second:?}"
+    );
 
     let _ = fail.send(());
     let result = within("the fleet to stop", run).await.expect("run task");

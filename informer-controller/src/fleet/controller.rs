@@ -167,6 +167,10 @@ impl<K: Object> FleetController<K> {
         let mut tasks = JoinSet::new();
         loop {
             changes.mark_unchanged();
+            // A cluster that left keeps nothing here: its run ended with its token. One that is
+            // engaged but not serving (it did not sync in time) keeps its run, if it has one.
+            let engaged = self.fleet.engaged_generations();
+            runs.retain(|name, (generation, _)| engaged.get(name) == Some(generation));
             for handle in self.fleet.serving() {
                 let generation = handle.generation();
                 if runs

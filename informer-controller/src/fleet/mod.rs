@@ -36,7 +36,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use informer_runtime::factory::SharedInformerFactoryBuilder;
@@ -79,6 +79,10 @@ pub enum FleetError {
     /// The provider failed; the fleet stopped.
     #[error("the fleet's provider failed: {0}")]
     Provider(Arc<ProviderError>),
+    /// [`Fleet::run`] was called while another run of the same fleet was going on: a fleet has
+    /// one provider at a time.
+    #[error("the fleet is already running")]
+    AlreadyRunning,
 }
 
 /// Where an engaged cluster is.
@@ -210,6 +214,7 @@ impl FleetBuilder {
                 sync_timeout: self.sync_timeout,
                 slots: RwLock::new(BTreeMap::new()),
                 generations: AtomicU64::new(0),
+                running: AtomicBool::new(false),
                 changed: watch::Sender::new(0),
             }),
         }
@@ -239,6 +244,8 @@ struct Inner {
     slots: RwLock<BTreeMap<ClusterName, Slot>>,
     /// The last engagement's number.
     generations: AtomicU64,
+    /// Set while [`Fleet::run`] runs.
+    running: AtomicBool,
     /// Bumped after each engage and disengage, for [`FleetController`]s.
     changed: watch::Sender<u64>,
 }
@@ -265,12 +272,26 @@ impl Fleet {
 
     /// Runs `provider` and engages and disengages the clusters it reports, until `cancel`;
     /// then disengages every cluster and returns. A provider's error disengages every cluster
-    /// and is returned.
+    /// and is returned. One run at a time: a second call while one runs returns
+    /// [`FleetError::AlreadyRunning`]. Cancel `cancel` to stop: a run future that is dropped
+    /// instead leaves its clusters engaged, their informers running, until a later run of the
+    /// fleet stops.
     pub async fn run(
         &self,
         provider: impl Provider,
         cancel: CancellationToken,
     ) -> Result<(), FleetError> {
+        if self.inner.running.swap(true, Ordering::AcqRel) {
+            return Err(FleetError::AlreadyRunning);
+        }
+        // Cleared however this future ends, dropped included.
+        struct Running<'a>(&'a AtomicBool);
+        impl Drop for Running<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _running = Running(&self.inner.running);
         let (tx, mut rx) = mpsc::unbounded_channel();
         let sink = ClusterSink { tx };
         let mut provider = tokio::spawn(provider.run(sink, cancel.child_token()));
@@ -461,6 +482,16 @@ impl Fleet {
             .values()
             .filter(|slot| !matches!(slot.state, ClusterState::Failed(_)))
             .filter_map(|slot| slot.handle.clone())
+            .collect()
+    }
+
+    /// The engagement number of every engaged cluster with a client, whatever its state.
+    fn engaged_generations(&self) -> BTreeMap<ClusterName, u64> {
+        self.inner
+            .slots
+            .read()
+            .iter()
+            .filter_map(|(name, slot)| Some((name.clone(), slot.handle.as_ref()?.generation)))
             .collect()
     }
 
