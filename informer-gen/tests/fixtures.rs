@@ -104,15 +104,22 @@ fn crd_types_from_schemas() {
     let types = &generated.files()["types.rs"];
     for item in [
         "pub struct Match {",
-        "pub struct MatchSpecRef {",
         "pub r#type: MatchSpecType,",
-        "pub self_: rt::Option<rt::Option<rt::IStr>>,",
-        "pub foo_bar_2: rt::Option<i64>,",
         "Other(rt::IStr),",
         "impl rt::HasStatus for Match",
         "pub mod v1beta1 {",
     ] {
         assert!(types.contains(item), "missing `{item}`:\n{types}");
+    }
+    let names = &generated.files()["names.rs"];
+    for item in [
+        "pub struct LabelSpecRef {",
+        "pub self_: rt::Option<rt::Option<rt::IStr>>,",
+        "pub foo_bar_2: rt::Option<i64>,",
+        "audit,",
+        "Audit,",
+    ] {
+        assert!(names.contains(item), "missing `{item}`:\n{names}");
     }
     let crates = &generated.files()["crate_types.rs"];
     assert!(
