@@ -10,6 +10,7 @@ pub mod crd;
 pub mod generated;
 
 pub mod demo;
+pub mod fleet;
 pub mod metrics;
 pub mod operator;
 pub mod views;

@@ -53,6 +53,15 @@ fn start(
     )
 }
 
+/// Cancels a fleet's run and waits for it to end well.
+async fn stop(cancel: CancellationToken, run: tokio::task::JoinHandle<Result<(), FleetError>>) {
+    cancel.cancel();
+    within("the fleet to stop", run)
+        .await
+        .expect("run task")
+        .expect("fleet run");
+}
+
 fn ready(fleet: &Fleet, name: &str) -> bool {
     fleet
         .clusters()
@@ -133,11 +142,7 @@ async fn clusters_engage_and_leave_at_run_time_and_leaving_stops_their_informers
     );
 
     // Stopping the fleet disengages every cluster.
-    cancel.cancel();
-    within("the fleet to stop", run)
-        .await
-        .expect("run task")
-        .expect("fleet run");
+    stop(cancel, run).await;
     assert!(fleet.clusters().is_empty());
     watches_end(&b, "b after the fleet stopped").await;
     watches_end(&c, "c after the fleet stopped").await;
@@ -182,11 +187,7 @@ async fn a_cluster_that_cannot_sync_is_reported_and_holds_up_no_other() {
         list.skipped
     );
 
-    cancel.cancel();
-    within("the fleet to stop", run)
-        .await
-        .expect("run task")
-        .expect("fleet run");
+    stop(cancel, run).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -210,11 +211,7 @@ async fn a_new_revision_re_engages_against_the_new_server() {
     watches_end(&one, "the first generation's watches stayed open").await;
     assert_eq!(fleet.clusters()[0].revision, 2);
 
-    cancel.cancel();
-    within("the fleet to stop", run)
-        .await
-        .expect("run task")
-        .expect("fleet run");
+    stop(cancel, run).await;
 }
 
 /// A provider of the user's own: engages one cluster, then fails when told to.
@@ -422,10 +419,266 @@ async fn a_directory_of_kubeconfigs_engages_re_engages_and_disengages_its_cluste
     ));
     watches_end(&two, "the second server kept its watches").await;
 
-    cancel.cancel();
-    within("the fleet to stop", run)
-        .await
-        .expect("run task")
-        .expect("fleet run");
+    stop(cancel, run).await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Cluster API kubeconfig Secret in `default`: `<cluster>-kubeconfig` unless `name` says
+/// otherwise, holding `value` and an unrelated key.
+fn capi_secret(name: &str, cluster: &str, value: &str) -> k8s_openapi::api::core::v1::Secret {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    Secret {
+        metadata: ObjectMeta {
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+            labels: Some(
+                [(
+                    "cluster.x-k8s.io/cluster-name".to_owned(),
+                    cluster.to_owned(),
+                )]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        },
+        type_: Some("cluster.x-k8s.io/secret".into()),
+        data: Some(
+            [
+                ("value".to_owned(), ByteString(value.as_bytes().to_vec())),
+                ("other".to_owned(), ByteString(b"unrelated".to_vec())),
+            ]
+            .into(),
+        ),
+        ..Secret::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_api_kubeconfig_secrets_engage_re_engage_and_disengage_their_clusters() {
+    use informer_controller::fleet::SecretProvider;
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::api::{DeleteParams, Patch, PatchParams};
+
+    init_tracing();
+    let management = TestServer::start().await.expect("management server");
+    let (one, two) = (server_with("in-one").await, server_with("in-two").await);
+    let secrets = Api::<Secret>::namespaced(management.client(), "default");
+    let create = |s: Secret| {
+        let secrets = secrets.clone();
+        async move {
+            secrets
+                .create(&PostParams::default(), &s)
+                .await
+                .expect("create Secret");
+        }
+    };
+    create(capi_secret(
+        "east-kubeconfig",
+        "east",
+        &one.kubeconfig_yaml(),
+    ))
+    .await;
+    // Not a cluster's kubeconfig by the convention: another Secret of the same cluster.
+    create(capi_secret("east-ca", "east", "not a kubeconfig")).await;
+    // A kubeconfig that would run a program: refused, so west is never engaged.
+    let exec = one.kubeconfig_yaml().replace(
+        "  user: {}",
+        "  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/true",
+    );
+    assert_ne!(
+        exec,
+        one.kubeconfig_yaml(),
+        "the exec plugin was written in"
+    );
+    create(capi_secret("west-kubeconfig", "west", &exec)).await;
+
+    let fleet = Fleet::builder().informer::<ConfigMap>().build();
+    let provider = SecretProvider::cluster_api(management.client()).namespace("default");
+    let (cancel, run) = start(&fleet, provider);
+    wait_until("east ready", || ready(&fleet, "default/east")).await;
+    assert_eq!(listed(&fleet), [("default/east".into(), "in-one".into())]);
+
+    // The kubeconfig changed re-engages east against the second server.
+    let repoint = |value: String| {
+        let secrets = secrets.clone();
+        async move {
+            let patch = serde_json::json!({
+                "data": { "value": k8s_openapi::ByteString(value.into_bytes()) }
+            });
+            secrets
+                .patch(
+                    "east-kubeconfig",
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .expect("patch Secret");
+        }
+    };
+    repoint(two.kubeconfig_yaml()).await;
+    wait_until("east on the second server", || {
+        listed(&fleet) == [("default/east".to_owned(), "in-two".to_owned())]
+    })
+    .await;
+    watches_end(&one, "the first server kept its watches").await;
+
+    // A kubeconfig that does not parse leaves east as it was. The provider handles Secrets in
+    // order, so once north (added after it) is ready, the broken one has been seen.
+    repoint("clusters: [".to_owned()).await;
+    create(capi_secret(
+        "north-kubeconfig",
+        "north",
+        &one.kubeconfig_yaml(),
+    ))
+    .await;
+    wait_until("north ready", || ready(&fleet, "default/north")).await;
+    assert_eq!(
+        listed(&fleet),
+        [
+            ("default/east".to_owned(), "in-two".to_owned()),
+            ("default/north".to_owned(), "in-one".to_owned())
+        ]
+    );
+    let names: Vec<String> = fleet
+        .clusters()
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    assert_eq!(names, ["default/east", "default/north"], "west was refused");
+
+    // The Secret deleted disengages east.
+    secrets
+        .delete("east-kubeconfig", &DeleteParams::default())
+        .await
+        .expect("delete Secret");
+    wait_until("east gone", || {
+        fleet
+            .clusters()
+            .iter()
+            .all(|c| c.name.as_str() != "default/east")
+    })
+    .await;
+    watches_end(&two, "the second server kept its watches").await;
+
+    stop(cancel, run).await;
+    watches_end(&management, "the provider kept its Secret watch").await;
+}
+
+/// The state of `name` in `fleet`, if it is there.
+fn state_of(fleet: &Fleet, name: &str) -> Option<ClusterState> {
+    fleet
+        .clusters()
+        .into_iter()
+        .find(|c| c.name.as_str() == name)
+        .map(|c| c.state)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_credentials_and_a_vanished_server_back_off_and_hold_up_no_other_cluster() {
+    use informer_controller::fleet::HealthConfig;
+
+    init_tracing();
+    let steady = server_with("in-steady").await;
+    let stale = TestServer::builder()
+        .bearer_token("old")
+        .start()
+        .await
+        .expect("test server");
+    Api::<ConfigMap>::namespaced(stale.client(), "default")
+        .create(&PostParams::default(), &cm("default", "in-stale", "1"))
+        .await
+        .expect("create");
+    let gone = server_with("in-gone").await;
+    let port = gone.addr().port();
+    let mut health = HealthConfig::default();
+    health.probe_interval = Duration::from_millis(50);
+    health.probe_timeout = Duration::from_secs(2);
+    health.failures_before_backoff = 2;
+    // Long enough that each back-off can be looked at before the cluster is tried again.
+    health.backoff_initial = Duration::from_secs(3);
+    health.backoff_max = Duration::from_secs(3);
+    let provider = StaticProvider::new([
+        ("steady", ClusterSpec::new(steady.kube_config())),
+        ("stale", ClusterSpec::new(stale.kube_config())),
+        ("gone", ClusterSpec::new(gone.kube_config())),
+    ]);
+    let clusters = provider.handle();
+    let fleet = Fleet::builder()
+        .informer::<ConfigMap>()
+        .health(health)
+        .build();
+    let mut registry = prometheus_client::registry::Registry::default();
+    fleet.metrics(&mut registry);
+    let (cancel, run) = start(&fleet, provider);
+    wait_until("every cluster ready", || {
+        ["steady", "stale", "gone"]
+            .iter()
+            .all(|name| ready(&fleet, name))
+    })
+    .await;
+
+    // Rotated credentials: the server rejects the probes, so the cluster backs off, its
+    // informers stop and it serves nothing; the others go on.
+    stale.set_bearer_token(Some("new"));
+    wait_until("stale backs off", || {
+        matches!(state_of(&fleet, "stale"),
+            Some(ClusterState::BackingOff { reason, .. }) if reason.contains("rejected (HTTP 401)"))
+    })
+    .await;
+    watches_end(&stale, "the backed-off cluster kept its watches").await;
+    assert!(matches!(
+        fleet.cluster(&"stale".into()),
+        Err(FleetError::Unavailable { .. })
+    ));
+    assert!(ready(&fleet, "steady"));
+    // The metrics say so, a series per cluster.
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encoded");
+    for line in [
+        "fleet_cluster_state{cluster=\"stale\",state=\"backing_off\"} 1",
+        "fleet_cluster_backoffs{cluster=\"stale\"} 1",
+        "fleet_cluster_objects{cluster=\"steady\"} 1",
+        "fleet_clusters{state=\"backing_off\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    assert!(
+        !text.contains("fleet_cluster_objects{cluster=\"stale\"}"),
+        "a backed-off cluster has no caches"
+    );
+    // New credentials from the provider engage it at once.
+    clusters.insert("stale", ClusterSpec::new(stale.kube_config()).revision(1));
+    wait_until("stale ready with the new token", || ready(&fleet, "stale")).await;
+    assert!(listed(&fleet).contains(&("stale".into(), "in-stale".into())));
+
+    // A server that vanishes: the cluster backs off again and again, each time a little
+    // longer, and is engaged again once a server answers at its address.
+    drop(gone);
+    wait_until("gone backs off twice in a row", || {
+        matches!(state_of(&fleet, "gone"),
+            Some(ClusterState::BackingOff { attempt, .. }) if attempt >= 2)
+    })
+    .await;
+    assert!(ready(&fleet, "steady") && ready(&fleet, "stale"));
+    let back = TestServer::builder()
+        .port(port)
+        .start()
+        .await
+        .expect("a server at the same address");
+    Api::<ConfigMap>::namespaced(back.client(), "default")
+        .create(&PostParams::default(), &cm("default", "in-back", "1"))
+        .await
+        .expect("create");
+    wait_until("gone ready again", || ready(&fleet, "gone")).await;
+    assert_eq!(
+        listed(&fleet),
+        [
+            ("gone".to_owned(), "in-back".to_owned()),
+            ("stale".to_owned(), "in-stale".to_owned()),
+            ("steady".to_owned(), "in-steady".to_owned()),
+        ]
+    );
+
+    stop(cancel, run).await;
 }

@@ -72,6 +72,28 @@ pub mod __private;
 
 pub use factory::SharedInformerFactory;
 pub use key::ObjectKey;
+
+/// Frees now the interned strings and shared parts of compact objects (P3) that no object uses
+/// any more.
+///
+/// Informers free them in background passes: soon after their own deletes, and every few
+/// minutes otherwise. A factory that was shut down and dropped (a fleet's cluster that left, a
+/// scope that ended) leaves its objects' parts to the next pass; this runs one at once, so its
+/// memory is back before it returns. It costs one pass over the pools, O(parts held), yielding
+/// between shards.
+///
+/// ```
+/// # async fn demo(client: kube::Client) {
+/// let factory = informer_runtime::SharedInformerFactory::new(client);
+/// // ... informers, then no longer needed:
+/// factory.shutdown().await;
+/// drop(factory);
+/// informer_runtime::release_unused().await;
+/// # }
+/// ```
+pub async fn release_unused() {
+    pool::release_now().await;
+}
 pub use object::{Meta, Object};
 
 #[cfg(feature = "derive")]

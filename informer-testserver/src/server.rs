@@ -330,23 +330,28 @@ impl TestServer {
 
     /// The configuration behind [`client`](TestServer::client), for building custom clients.
     pub fn kube_config(&self) -> kube::Config {
-        config_for(self.addr, self.sh.settings.token.as_deref())
+        config_for(self.addr, self.sh.token().as_deref())
     }
 
-    /// Writes a kubeconfig for this server to `path` (usable with `kubectl --kubeconfig`).
-    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
-        let user = match &self.sh.settings.token {
+    /// A kubeconfig for this server (usable with `kubectl --kubeconfig`, or as the content of a
+    /// kubeconfig Secret), naming its bearer token if it has one.
+    pub fn kubeconfig_yaml(&self) -> String {
+        let user = match self.sh.token() {
             Some(t) => format!(
                 "\n    token: \"{}\"",
                 t.replace('\\', "\\\\").replace('"', "\\\"")
             ),
             None => " {}".to_owned(),
         };
-        let text = format!(
+        format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: informer-testserver\n  cluster:\n    server: {}\nusers:\n- name: informer-testserver\n  user:{user}\ncontexts:\n- name: informer-testserver\n  context:\n    cluster: informer-testserver\n    user: informer-testserver\n    namespace: default\ncurrent-context: informer-testserver\n",
             self.base_url()
-        );
-        std::fs::write(path, text)
+        )
+    }
+
+    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`.
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
     }
 
     /// The fault switches.
@@ -459,6 +464,19 @@ impl TestServer {
         self.sh
             .sharded_watch
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Changes the bearer token requests must carry (`None`: any request is served), as a
+    /// rotated or revoked credential would: a client holding the old token gets 401 from the
+    /// next request on, watches already open included once they reconnect. [`client`](Self::client)
+    /// keeps the token it was built with; [`kube_config`](Self::kube_config) and
+    /// [`kubeconfig_yaml`](Self::kubeconfig_yaml) name the new one.
+    pub fn set_bearer_token(&self, token: Option<&str>) {
+        *self
+            .sh
+            .token
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = token.map(str::to_owned);
     }
 
     /// While `Some`, every sharded request (with the gate on) is filtered by `selector` instead

@@ -67,6 +67,10 @@ pub(crate) struct Shared {
     pub(crate) shard_selector_override: std::sync::Mutex<Option<String>>,
     /// The garbage collector (decision record 28).
     pub(crate) gc: crate::gc::Collector,
+    /// The bearer token every request but /version and the health checks must carry; `None`:
+    /// any request is served. Starts as the settings' token; `TestServer::set_bearer_token`
+    /// changes it, as a rotated credential would.
+    pub(crate) token: std::sync::RwLock<Option<String>>,
 }
 
 impl Shared {
@@ -89,8 +93,17 @@ impl Shared {
             managed_fields_opt_out: std::sync::atomic::AtomicBool::new(false),
             shard_selector_override: std::sync::Mutex::new(None),
             gc: crate::gc::Collector::new(settings.garbage_collection),
+            token: std::sync::RwLock::new(settings.token.clone()),
             settings,
         })
+    }
+
+    /// The bearer token requests must carry now.
+    pub(crate) fn token(&self) -> Option<String> {
+        self.token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Wakes everyone waiting for a log or watch-count change.

@@ -1,13 +1,12 @@
 //! [`DirectoryProvider`]: a directory of kubeconfig files, one cluster per file, polled.
 
 use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
+use super::kubeconfig::{self, KubeconfigPolicy};
 use super::provider::{ClusterName, ClusterSink, ClusterSpec, Provider, ProviderError};
 
 /// The clusters of a directory of kubeconfig files: each `<name>.kubeconfig` file is cluster
@@ -22,13 +21,15 @@ use super::provider::{ClusterName, ClusterSink, ClusterSpec, Provider, ProviderE
 /// not parse is reported in the log and leaves the cluster as it was: the last configuration
 /// that worked keeps serving.
 ///
-/// Kubeconfigs here are trusted as the operator's own `~/.kube/config` is: `exec` plugins and
-/// file paths in them are used as they are. Keep the directory writable by the operator's
-/// owner only.
+/// Kubeconfigs here are trusted as the operator's own `~/.kube/config` is
+/// ([`KubeconfigPolicy::Trusted`]): `exec` plugins and file paths in them are used as they are.
+/// Keep the directory writable by the operator's owner only, or refuse them with
+/// [`policy`](Self::policy).
 #[derive(Debug, Clone)]
 pub struct DirectoryProvider {
     dir: PathBuf,
     interval: Duration,
+    policy: KubeconfigPolicy,
 }
 
 impl DirectoryProvider {
@@ -37,7 +38,15 @@ impl DirectoryProvider {
         DirectoryProvider {
             dir: dir.into(),
             interval: Duration::from_secs(2),
+            policy: KubeconfigPolicy::Trusted,
         }
+    }
+
+    /// What the files may ask of this process; [`KubeconfigPolicy::Trusted`] by default.
+    #[must_use]
+    pub fn policy(mut self, policy: KubeconfigPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// How often the directory is read; 2 s by default.
@@ -79,7 +88,7 @@ impl Provider for DirectoryProvider {
                 .map_err(std::io::Error::other)
                 .and_then(|files| files);
             match scanned {
-                Ok(files) => poll(&files, &mut tracked, &sink).await,
+                Ok(files) => poll(&files, &mut tracked, &sink, self.policy).await,
                 Err(e) => tracing::warn!(dir = %self.dir.display(), error = %e,
                     "fleet: reading the kubeconfig directory failed; clusters unchanged"),
             }
@@ -128,6 +137,7 @@ async fn poll(
     files: &BTreeMap<ClusterName, (PathBuf, Seen)>,
     tracked: &mut BTreeMap<ClusterName, Tracked>,
     sink: &ClusterSink,
+    policy: KubeconfigPolicy,
 ) {
     for (name, (path, seen)) in files {
         let t = tracked.entry(name.clone()).or_default();
@@ -138,7 +148,7 @@ async fn poll(
             continue;
         }
         t.read = Some(seen.clone());
-        match load(path).await {
+        match load(path, policy).await {
             Ok((spec, hash)) if t.engaged != Some(hash) => {
                 t.engaged = Some(hash);
                 sink.engage(name.clone(), spec.revision(hash));
@@ -164,19 +174,17 @@ async fn poll(
 }
 
 /// A file's cluster spec and the hash of its content (its revision).
-async fn load(path: &Path) -> Result<(ClusterSpec, u64), String> {
+async fn load(path: &Path, policy: KubeconfigPolicy) -> Result<(ClusterSpec, u64), String> {
     let file = path.to_owned();
     let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(file))
         .await
         .map_err(|e| format!("reading it: {e}"))?
         .map_err(|e| format!("reading it: {e}"))?;
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    let hash = hasher.finish();
-    let kubeconfig = Kubeconfig::from_yaml(&text).map_err(|e| format!("parsing it: {e}"))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| format!("its current context: {e}"))?;
+    let hash = kubeconfig::revision_of(text.as_bytes());
+    let config = kubeconfig::load(&text, policy).await.map_err(|e| {
+        tracing::debug!(file = %path.display(), detail = e.detail(), "fleet: kubeconfig not used");
+        e.reason()
+    })?;
     Ok((ClusterSpec::new(config), hash))
 }
 

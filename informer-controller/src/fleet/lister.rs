@@ -102,7 +102,7 @@ impl<K: Object> FleetLister<K> {
         };
         for (name, handle, state) in self.fleet.handles() {
             let informer = match (handle, state) {
-                (_, ClusterState::Failed(reason)) => {
+                (_, ClusterState::Failed(reason) | ClusterState::BackingOff { reason, .. }) => {
                     out.skipped.push((name, Skipped::Unavailable(reason)));
                     continue;
                 }

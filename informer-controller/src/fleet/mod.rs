@@ -48,16 +48,25 @@ use tokio_util::sync::CancellationToken;
 
 mod controller;
 mod directory;
+mod health;
+mod kubeconfig;
 mod lister;
+mod metrics;
 mod provider;
+mod secrets;
+mod sharded;
 
 pub use controller::{ClusterData, FleetController, FleetRequest};
 pub use directory::DirectoryProvider;
+pub use health::HealthConfig;
+pub use kubeconfig::KubeconfigPolicy;
 pub use lister::{Clustered, FleetList, FleetLister, Skipped};
 use provider::Change;
 pub use provider::{
     ClusterName, ClusterSink, ClusterSpec, Provider, ProviderError, StaticClusters, StaticProvider,
 };
+pub use secrets::SecretProvider;
+pub use sharded::ShardedProvider;
 
 /// Why a route to a cluster found no cluster to serve it.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -93,6 +102,17 @@ pub enum ClusterState {
     Syncing,
     /// Every informer the fleet declares has synced.
     Ready,
+    /// Its last probe failed (the reason says how); it still serves its caches, and backs off
+    /// if the probes go on failing ([`HealthConfig`]).
+    Degraded(String),
+    /// It failed its probes too often in a row: its informers and controllers are stopped
+    /// and it is engaged again after a delay ([`HealthConfig`]). It cannot serve meanwhile.
+    BackingOff {
+        /// Why: the last probe's failure.
+        reason: String,
+        /// Back-offs in a row, from 1.
+        attempt: u32,
+    },
     /// It cannot serve (see [`FleetError::Unavailable`]).
     Failed(String),
 }
@@ -163,12 +183,16 @@ type Setup = Arc<
 >;
 /// Creates one declared informer in a cluster's factory.
 type Declare = Box<dyn Fn(&SharedInformerFactory) + Send + Sync>;
+/// Counts the objects in one declared informer's cache.
+type Count = Box<dyn Fn(&SharedInformerFactory) -> usize + Send + Sync>;
 
 /// Builds a [`Fleet`].
 pub struct FleetBuilder {
     setup: Option<Setup>,
     informers: Vec<Declare>,
+    counts: Vec<Count>,
     sync_timeout: Duration,
+    health: HealthConfig,
 }
 
 impl FleetBuilder {
@@ -178,6 +202,11 @@ impl FleetBuilder {
     pub fn informer<K: Object>(mut self) -> Self {
         self.informers.push(Box::new(|factory| {
             factory.informer_for::<K>();
+        }));
+        self.counts.push(Box::new(|factory| {
+            factory
+                .existing_informer::<K>()
+                .map_or(0, |informer| informer.indexer().len())
         }));
         self
     }
@@ -205,13 +234,22 @@ impl FleetBuilder {
         self
     }
 
+    /// How clusters are probed and backed off; [`HealthConfig::default`] unless set.
+    #[must_use]
+    pub fn health(mut self, health: HealthConfig) -> Self {
+        self.health = health;
+        self
+    }
+
     /// The fleet, with no cluster until [`Fleet::run`] runs a provider.
     pub fn build(self) -> Fleet {
         Fleet {
             inner: Arc::new(Inner {
                 setup: self.setup,
                 informers: self.informers,
+                counts: self.counts,
                 sync_timeout: self.sync_timeout,
+                health: self.health,
                 slots: RwLock::new(BTreeMap::new()),
                 generations: AtomicU64::new(0),
                 running: AtomicBool::new(false),
@@ -226,6 +264,7 @@ impl fmt::Debug for FleetBuilder {
         f.debug_struct("FleetBuilder")
             .field("informers", &self.informers.len())
             .field("sync_timeout", &self.sync_timeout)
+            .field("health", &self.health)
             .finish_non_exhaustive()
     }
 }
@@ -240,7 +279,9 @@ pub struct Fleet {
 struct Inner {
     setup: Option<Setup>,
     informers: Vec<Declare>,
+    counts: Vec<Count>,
     sync_timeout: Duration,
+    health: HealthConfig,
     slots: RwLock<BTreeMap<ClusterName, Slot>>,
     /// The last engagement's number.
     generations: AtomicU64,
@@ -252,12 +293,29 @@ struct Inner {
 
 /// An engaged cluster's entry.
 struct Slot {
-    revision: u64,
-    /// `None` when its client could not be built.
+    /// The spec it was engaged with, kept to engage it again after a back-off.
+    spec: ClusterSpec,
+    /// `None` when its client could not be built, or while it backs off.
     handle: Option<ClusterHandle>,
     state: ClusterState,
-    /// Waits for the cluster's sync and records the outcome.
-    sync: Option<JoinHandle<()>>,
+    /// Whether this engagement's informers have synced.
+    synced: bool,
+    /// Back-offs in a row; 0 again once it syncs.
+    attempts: u32,
+    /// The engagement's own tasks: the sync watch and the probe, or the back-off's timer.
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// What a fleet's own tasks ask of its run loop, which alone engages and disengages.
+enum Internal {
+    /// Engagement `generation` of `name` failed its probes: back it off.
+    BackOff {
+        name: ClusterName,
+        generation: u64,
+        reason: String,
+    },
+    /// The back-off of `name` at `revision` is over: engage it again.
+    Retry { name: ClusterName, revision: u64 },
 }
 
 impl Fleet {
@@ -266,7 +324,9 @@ impl Fleet {
         FleetBuilder {
             setup: None,
             informers: Vec::new(),
+            counts: Vec::new(),
             sync_timeout: Duration::from_secs(60),
+            health: HealthConfig::default(),
         }
     }
 
@@ -294,6 +354,7 @@ impl Fleet {
         let _running = Running(&self.inner.running);
         let (tx, mut rx) = mpsc::unbounded_channel();
         let sink = ClusterSink { tx };
+        let (internal, mut internal_rx) = mpsc::unbounded_channel();
         let mut provider = tokio::spawn(provider.run(sink, cancel.child_token()));
         let (mut provider_done, mut sinks_open) = (false, true);
         let mut result = Ok(());
@@ -304,9 +365,21 @@ impl Fleet {
                 biased;
                 () = cancel.cancelled() => break,
                 change = rx.recv(), if sinks_open => match change {
-                    Some(Change::Engage(name, spec)) => self.engage(name, *spec).await,
-                    Some(Change::Disengage(name)) => self.disengage(&name).await,
+                    Some(Change::Engage(name, spec)) => self.engage(name, *spec, &internal).await,
+                    Some(Change::Disengage(name, done)) => {
+                        self.disengage(&name).await;
+                        if let Some(done) = done {
+                            let _ = done.send(());
+                        }
+                    }
                     None => sinks_open = false,
+                },
+                // The loop holds a sender, so this never ends.
+                Some(asked) = internal_rx.recv() => match asked {
+                    Internal::BackOff { name, generation, reason } => {
+                        self.back_off(&name, generation, reason, &internal).await;
+                    }
+                    Internal::Retry { name, revision } => self.retry(name, revision, &internal),
                 },
                 ended = &mut provider, if !provider_done => {
                     provider_done = true;
@@ -321,39 +394,65 @@ impl Fleet {
                 }
             }
         }
-        provider.abort();
+        // Every cluster stops before the provider does: a provider that holds something for
+        // its clusters (a `ShardedProvider`'s Leases) lets go of it only once they are stopped.
         let names: Vec<ClusterName> = self.inner.slots.read().keys().cloned().collect();
         for name in names {
             self.disengage(&name).await;
         }
+        provider.abort();
+        // Answered (its sender dropped) only now: a provider waiting on a disengagement
+        // reported before the stop sees it done.
+        drop(rx);
         result
     }
 
     /// Engages `name`, first disengaging a generation of another revision.
-    async fn engage(&self, name: ClusterName, spec: ClusterSpec) {
-        let current = self.inner.slots.read().get(&name).map(|s| s.revision);
+    async fn engage(
+        &self,
+        name: ClusterName,
+        spec: ClusterSpec,
+        internal: &mpsc::UnboundedSender<Internal>,
+    ) {
+        let current = self.inner.slots.read().get(&name).map(|s| s.spec.revision);
         match current {
             Some(revision) if revision == spec.revision => return,
             Some(_) => self.disengage(&name).await,
             None => {}
         }
+        self.start(name, spec, 0, internal);
+    }
+
+    /// Engages `name` with `spec`, replacing its slot: a client, a factory with the fleet's
+    /// informers, and the tasks that watch its sync and its health.
+    fn start(
+        &self,
+        name: ClusterName,
+        spec: ClusterSpec,
+        attempts: u32,
+        internal: &mpsc::UnboundedSender<Internal>,
+    ) {
         let revision = spec.revision;
-        let client = match kube::Client::try_from(spec.config) {
+        let client = match kube::Client::try_from(spec.config.clone()) {
             Ok(client) => client,
             Err(e) => {
                 let reason = format!("building its client: {e}");
                 tracing::warn!(cluster = %name, %reason, "fleet: cluster unavailable");
                 let slot = Slot {
-                    revision,
+                    spec,
                     handle: None,
                     state: ClusterState::Failed(reason),
-                    sync: None,
+                    synced: false,
+                    attempts,
+                    tasks: Vec::new(),
                 };
                 self.inner.slots.write().insert(name, slot);
+                self.inner.changed.send_modify(|n| *n += 1);
                 return;
             }
         };
-        let mut builder = SharedInformerFactory::builder(client).informer_name(name.as_str());
+        let mut builder =
+            SharedInformerFactory::builder(client.clone()).informer_name(name.as_str());
         if let Some(setup) = &self.inner.setup {
             builder = setup(&name, builder);
         }
@@ -369,20 +468,36 @@ impl Fleet {
             factory: factory.clone(),
             cancel: CancellationToken::new(),
         };
-        // The slot goes in before the sync task can record its outcome.
+        // The slot goes in before its tasks can record anything.
         let mut slots = self.inner.slots.write();
-        let sync = tokio::spawn(self.clone().await_sync(name.clone(), generation, factory));
+        let tasks = vec![
+            tokio::spawn(self.clone().await_sync(name.clone(), generation, factory)),
+            tokio::spawn(health::watch(
+                self.clone(),
+                name.clone(),
+                generation,
+                client,
+                internal.clone(),
+            )),
+        ];
         tracing::info!(cluster = %name, revision, "fleet: cluster engaged");
-        slots.insert(
+        let old = slots.insert(
             name,
             Slot {
-                revision,
+                spec,
                 handle: Some(handle),
                 state: ClusterState::Syncing,
-                sync: Some(sync),
+                synced: false,
+                attempts,
+                tasks,
             },
         );
         drop(slots);
+        // A slot replaced here backed off: its factory is already stopped; only a timer is
+        // left, and it has fired.
+        for task in old.into_iter().flat_map(|slot| slot.tasks) {
+            task.abort();
+        }
         self.inner.changed.send_modify(|n| *n += 1);
     }
 
@@ -393,27 +508,44 @@ impl Fleet {
         if let Err(e) = factory.wait_for_cache_sync_timeout(timeout).await {
             tracing::warn!(cluster = %name, error = %e, "fleet: cluster did not sync");
             let reason = format!("its informers did not sync: {e}");
-            self.set_state(&name, generation, ClusterState::Failed(reason));
+            self.update(&name, generation, |slot| {
+                slot.state = ClusterState::Failed(reason);
+            });
             let synced = factory.wait_for_cache_sync().await;
             if synced.is_empty() || !synced.values().all(|s| *s) {
                 return;
             }
             tracing::info!(cluster = %name, "fleet: cluster synced after all");
         }
-        self.set_state(&name, generation, ClusterState::Ready);
+        self.update(&name, generation, |slot| {
+            slot.synced = true;
+            slot.attempts = 0;
+            if !matches!(slot.state, ClusterState::Degraded(_)) {
+                slot.state = ClusterState::Ready;
+            }
+        });
     }
 
-    /// Sets the state of `name`'s slot if it still holds engagement `generation`.
-    fn set_state(&self, name: &ClusterName, generation: u64, state: ClusterState) {
-        if let Some(slot) = self.inner.slots.write().get_mut(name)
-            && slot
-                .handle
-                .as_ref()
-                .is_some_and(|h| h.generation == generation)
-        {
-            slot.state = state;
+    /// Applies `change` to `name`'s slot if it still holds engagement `generation`.
+    /// Watchers of the fleet ([`FleetController`]s) hear of it only if the state changed: a
+    /// probe that passes again every few seconds wakes nobody.
+    fn update(&self, name: &ClusterName, generation: u64, change: impl FnOnce(&mut Slot)) {
+        let changed = match self.inner.slots.write().get_mut(name) {
+            Some(slot)
+                if slot
+                    .handle
+                    .as_ref()
+                    .is_some_and(|h| h.generation == generation) =>
+            {
+                let before = slot.state.clone();
+                change(slot);
+                slot.state != before
+            }
+            _ => false,
+        };
+        if changed {
+            self.inner.changed.send_modify(|n| *n += 1);
         }
-        self.inner.changed.send_modify(|n| *n += 1);
     }
 
     /// Disengages `name`: its routes answer `ClusterNotFound` from here on, then its factory
@@ -422,17 +554,28 @@ impl Fleet {
         let Some(slot) = self.inner.slots.write().remove(name) else {
             return;
         };
-        if let Some(sync) = slot.sync {
-            sync.abort();
+        self.stop(slot.handle, slot.tasks).await;
+        tracing::info!(cluster = %name, "fleet: cluster disengaged");
+    }
+
+    /// Stops an engagement: its tasks end; its controllers see its token and drain (C7) while
+    /// its factory stops (a reconcile in flight finishes reading the caches as they last were);
+    /// then what only its caches used is freed (P3), unless someone still holds its handle.
+    async fn stop(&self, handle: Option<ClusterHandle>, tasks: Vec<JoinHandle<()>>) {
+        for task in &tasks {
+            task.abort();
         }
-        if let Some(handle) = slot.handle {
-            // Controllers over the fleet see the token and drain (C7) while the factory stops:
-            // a reconcile in flight finishes reading the caches as they last were.
+        // An aborted task drops its future, and the factory it holds, when it next runs.
+        for task in tasks {
+            let _ = task.await;
+        }
+        if let Some(handle) = handle {
             handle.cancel.cancel();
             self.inner.changed.send_modify(|n| *n += 1);
             handle.factory.shutdown().await;
+            drop(handle);
+            informer_runtime::release_unused().await;
         }
-        tracing::info!(cluster = %name, "fleet: cluster disengaged");
     }
 
     /// The cluster `name`, if it is engaged and can serve.
@@ -442,11 +585,16 @@ impl Fleet {
             .get(name)
             .ok_or_else(|| FleetError::ClusterNotFound(name.clone()))?;
         match (&slot.handle, &slot.state) {
-            (Some(handle), ClusterState::Syncing | ClusterState::Ready) => Ok(handle.clone()),
-            (_, ClusterState::Failed(reason)) => Err(FleetError::Unavailable {
-                cluster: name.clone(),
-                reason: reason.clone(),
-            }),
+            (
+                Some(handle),
+                ClusterState::Syncing | ClusterState::Ready | ClusterState::Degraded(_),
+            ) => Ok(handle.clone()),
+            (_, ClusterState::Failed(reason) | ClusterState::BackingOff { reason, .. }) => {
+                Err(FleetError::Unavailable {
+                    cluster: name.clone(),
+                    reason: reason.clone(),
+                })
+            }
             (None, _) => Err(FleetError::Unavailable {
                 cluster: name.clone(),
                 reason: "no client".to_owned(),
@@ -462,7 +610,7 @@ impl Fleet {
             .iter()
             .map(|(name, slot)| ClusterStatus {
                 name: name.clone(),
-                revision: slot.revision,
+                revision: slot.spec.revision,
                 state: slot.state.clone(),
             })
             .collect()
@@ -480,7 +628,12 @@ impl Fleet {
             .slots
             .read()
             .values()
-            .filter(|slot| !matches!(slot.state, ClusterState::Failed(_)))
+            .filter(|slot| {
+                !matches!(
+                    slot.state,
+                    ClusterState::Failed(_) | ClusterState::BackingOff { .. }
+                )
+            })
             .filter_map(|slot| slot.handle.clone())
             .collect()
     }

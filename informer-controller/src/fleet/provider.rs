@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// A cluster's name in the fleet: the key of every route to it.
@@ -85,7 +85,8 @@ impl fmt::Debug for ClusterSpec {
 /// A change a provider reports.
 pub(super) enum Change {
     Engage(ClusterName, Box<ClusterSpec>),
-    Disengage(ClusterName),
+    /// With a sender, answered once the cluster is disengaged.
+    Disengage(ClusterName, Option<oneshot::Sender<()>>),
 }
 
 /// Where a [`Provider`] reports the clusters it finds. Cheap to clone; its calls never block.
@@ -104,13 +105,36 @@ impl ClusterSink {
 
     /// Disengages `name`; nothing if it is not engaged.
     pub fn disengage(&self, name: impl Into<ClusterName>) {
-        let _ = self.tx.send(Change::Disengage(name.into()));
+        let _ = self.tx.send(Change::Disengage(name.into(), None));
+    }
+
+    /// Disengages `name` and resolves once the fleet has: its controllers and informers have
+    /// stopped (or it was not engaged, or the fleet stopped). The fleet's changes are applied
+    /// in order, so this also waits for every change reported before it.
+    pub fn disengage_and_wait(
+        &self,
+        name: impl Into<ClusterName>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        disengage_waiting(&self.tx, name.into())
     }
 }
 
 impl fmt::Debug for ClusterSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClusterSink").finish_non_exhaustive()
+    }
+}
+
+/// Sends a disengagement that the fleet answers once it is done; the future resolves then, or
+/// when the fleet stopped (its receiver dropped, with every cluster disengaged).
+fn disengage_waiting(
+    tx: &mpsc::UnboundedSender<Change>,
+    name: ClusterName,
+) -> impl Future<Output = ()> + Send + 'static {
+    let (done, disengaged) = oneshot::channel();
+    let _ = tx.send(Change::Disengage(name, Some(done)));
+    async move {
+        let _ = disengaged.await;
     }
 }
 
@@ -225,7 +249,17 @@ impl StaticClusters {
 
     /// Removes `name`: the fleet disengages it.
     pub fn remove(&self, name: impl Into<ClusterName>) {
-        let _ = self.tx.send(Change::Disengage(name.into()));
+        let _ = self.tx.send(Change::Disengage(name.into(), None));
+    }
+
+    /// Removes `name` and resolves once the fleet has disengaged it: its controllers and
+    /// informers have stopped and what only its caches used is freed (see
+    /// [`ClusterSink::disengage_and_wait`]).
+    pub fn remove_and_wait(
+        &self,
+        name: impl Into<ClusterName>,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        disengage_waiting(&self.tx, name.into())
     }
 }
 

@@ -160,6 +160,26 @@ pub(crate) async fn sweep_in_background() {
     }
 }
 
+/// One pass now, whatever the schedule: what the caller just dropped (a stopped factory and its
+/// stores) is freed before this returns, not at the next [`PERIOD`]. If another pass is
+/// running, it may have passed over those values while they were still in use, so this waits
+/// for its end and runs one of its own after it.
+pub(crate) async fn release_now() {
+    loop {
+        let done = PASS_DONE.notified();
+        tokio::pin!(done);
+        done.as_mut().enable();
+        if let Some(_pass) = Pass::begin() {
+            *LAST_PASS.lock() = Some(Instant::now());
+            let sets: Vec<Arc<dyn Sweep>> = sets().into_iter().map(|(_, set)| set).collect();
+            pass(&sets).await;
+            PASSES.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        done.await;
+    }
+}
+
 /// What the tests observe of the sweep tasks on their own thread (a current-thread runtime
 /// runs them there), untouched by other tests' informers.
 #[cfg(test)]

@@ -21,7 +21,9 @@ use parking_lot::{Mutex, MutexGuard};
 
 #[cfg(test)]
 pub(crate) use background::pass;
-pub(crate) use background::{Kind, Sweep, encode, register, released, sweep_in_background};
+pub(crate) use background::{
+    Kind, Sweep, encode, register, release_now, released, sweep_in_background,
+};
 
 /// A shard sweeps when it reaches this many entries, at the least.
 pub(crate) const MIN_SWEEP: usize = 64;

@@ -149,7 +149,7 @@ fn verb_of(method: &Method, route: &Route, q: &QueryParams) -> Verb {
 }
 
 fn authorized(sh: &Shared, req: &Request) -> bool {
-    let Some(token) = &sh.settings.token else {
+    let Some(token) = sh.token() else {
         return true;
     };
     req.headers()
