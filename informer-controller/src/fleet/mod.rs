@@ -68,6 +68,9 @@ pub use provider::{
 pub use secrets::SecretProvider;
 pub use sharded::ShardedProvider;
 
+/// How long [`Fleet::run`] waits, once every cluster is disengaged, for its provider to stop.
+const PROVIDER_STOP: Duration = Duration::from_secs(30);
+
 /// Why a route to a cluster found no cluster to serve it.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -331,7 +334,8 @@ impl Fleet {
     }
 
     /// Runs `provider` and engages and disengages the clusters it reports, until `cancel`;
-    /// then disengages every cluster and returns. A provider's error disengages every cluster
+    /// then disengages every cluster, waits up to 30 s for the provider to stop (it sees the
+    /// token too) and returns. A provider's error disengages every cluster
     /// and is returned. One run at a time: a second call while one runs returns
     /// [`FleetError::AlreadyRunning`]. Cancel `cancel` to stop: a run future that is dropped
     /// instead leaves its clusters engaged, their informers running, until a later run of the
@@ -400,10 +404,18 @@ impl Fleet {
         for name in names {
             self.disengage(&name).await;
         }
-        provider.abort();
-        // Answered (its sender dropped) only now: a provider waiting on a disengagement
-        // reported before the stop sees it done.
+        // Disengagements still queued are answered (their senders dropped): every cluster is.
         drop(rx);
+        // The provider saw the token too: it gets a bounded time to stop what it runs (its
+        // informers, its Leases), then it is aborted.
+        if !provider_done
+            && tokio::time::timeout(PROVIDER_STOP, &mut provider)
+                .await
+                .is_err()
+        {
+            tracing::warn!(limit = ?PROVIDER_STOP, "fleet: the provider did not stop in time; aborted");
+            provider.abort();
+        }
         result
     }
 
