@@ -182,8 +182,10 @@ impl<K: Object> FleetController<K> {
                 // The cluster's token ends the run when it leaves; this one when we stop.
                 let stop = handle.cancelled();
                 runs.insert(handle.name().clone(), (generation, stop.clone()));
+                // Tracked: the fleet waits for this run to drain before the cluster's caches stop.
+                let tracked = handle.clone();
                 let run = self.cluster_run(handle, Arc::clone(&reconcile), Arc::clone(&data), stop);
-                tasks.spawn(run);
+                tasks.spawn(tracked.track(run));
             }
             tokio::select! {
                 biased;

@@ -45,6 +45,7 @@ use parking_lot::RwLock;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 mod controller;
 mod directory;
@@ -140,6 +141,8 @@ pub struct ClusterHandle {
     generation: u64,
     factory: SharedInformerFactory,
     cancel: CancellationToken,
+    /// Work that reads this engagement's caches: awaited before they stop.
+    work: TaskTracker,
 }
 
 impl ClusterHandle {
@@ -168,6 +171,17 @@ impl ClusterHandle {
     pub fn cancelled(&self) -> CancellationToken {
         self.cancel.child_token()
     }
+
+    /// `work`, tracked: when the cluster leaves, the fleet cancels [`cancelled`](Self::cancelled)
+    /// and waits for tracked work to end (up to [`FleetBuilder::drain_limit`]) before it stops
+    /// the cluster's informers, so work in flight finishes against live caches. A
+    /// [`FleetController`]'s run on the cluster is tracked this way.
+    pub fn track<F: std::future::Future>(
+        &self,
+        work: F,
+    ) -> impl std::future::Future<Output = F::Output> + use<F> {
+        self.work.track_future(work)
+    }
 }
 
 impl fmt::Debug for ClusterHandle {
@@ -195,6 +209,7 @@ pub struct FleetBuilder {
     informers: Vec<Declare>,
     counts: Vec<Count>,
     sync_timeout: Duration,
+    drain_limit: Duration,
     health: HealthConfig,
 }
 
@@ -237,6 +252,15 @@ impl FleetBuilder {
         self
     }
 
+    /// How long a leaving cluster's tracked work ([`ClusterHandle::track`]: its
+    /// [`FleetController`] runs, which drain within their own shutdown timeout, C7) may take
+    /// before its informers stop anyway; 35 s by default, the controllers' 30 s and a margin.
+    #[must_use]
+    pub fn drain_limit(mut self, limit: Duration) -> Self {
+        self.drain_limit = limit;
+        self
+    }
+
     /// How clusters are probed and backed off; [`HealthConfig::default`] unless set.
     #[must_use]
     pub fn health(mut self, health: HealthConfig) -> Self {
@@ -252,6 +276,7 @@ impl FleetBuilder {
                 informers: self.informers,
                 counts: self.counts,
                 sync_timeout: self.sync_timeout,
+                drain_limit: self.drain_limit,
                 health: self.health,
                 slots: RwLock::new(BTreeMap::new()),
                 generations: AtomicU64::new(0),
@@ -267,6 +292,7 @@ impl fmt::Debug for FleetBuilder {
         f.debug_struct("FleetBuilder")
             .field("informers", &self.informers.len())
             .field("sync_timeout", &self.sync_timeout)
+            .field("drain_limit", &self.drain_limit)
             .field("health", &self.health)
             .finish_non_exhaustive()
     }
@@ -284,6 +310,7 @@ struct Inner {
     informers: Vec<Declare>,
     counts: Vec<Count>,
     sync_timeout: Duration,
+    drain_limit: Duration,
     health: HealthConfig,
     slots: RwLock<BTreeMap<ClusterName, Slot>>,
     /// The last engagement's number.
@@ -329,6 +356,7 @@ impl Fleet {
             informers: Vec::new(),
             counts: Vec::new(),
             sync_timeout: Duration::from_secs(60),
+            drain_limit: Duration::from_secs(35),
             health: HealthConfig::default(),
         }
     }
@@ -479,6 +507,7 @@ impl Fleet {
             generation,
             factory: factory.clone(),
             cancel: CancellationToken::new(),
+            work: TaskTracker::new(),
         };
         // The slot goes in before its tasks can record anything.
         let mut slots = self.inner.slots.write();
@@ -584,6 +613,16 @@ impl Fleet {
         if let Some(handle) = handle {
             handle.cancel.cancel();
             self.inner.changed.send_modify(|n| *n += 1);
+            // Work in flight (a controller's reconciles, C7) finishes against live caches.
+            handle.work.close();
+            let limit = self.inner.drain_limit;
+            if tokio::time::timeout(limit, handle.work.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!(cluster = %handle.name, ?limit,
+                    "fleet: work on a leaving cluster did not end within the drain limit; its informers stop anyway");
+            }
             handle.factory.shutdown().await;
             drop(handle);
             informer_runtime::release_unused().await;

@@ -1,7 +1,11 @@
-//! A fleet spread over replicas (decision record 29): two replicas run the same provider and the
-//! same shard set over Leases (S1-S14) through `ShardedProvider`. Each cluster is engaged by
-//! one replica at a time, the clusters are split once the second replica joins, each member
-//! server ends up with one watcher, and when a replica stops, the other takes its clusters.
+//! Clusters handed over (decision record 29).
+//!
+//! - Between replicas: two replicas run the same provider and the same shard set over Leases
+//!   (S1-S14) through `ShardedProvider`. Each cluster is engaged by one replica at a time, the
+//!   clusters are split once the second replica joins, each member server ends up with one
+//!   watcher, and when a replica stops, the other takes its clusters.
+//! - Out of the fleet: a cluster that leaves while a reconcile of it is in flight keeps its
+//!   caches running until that reconcile ends (C7), and only then stops them.
 
 mod support;
 
@@ -11,13 +15,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use informer_controller::fleet::{
-    ClusterSpec, ClusterState, Fleet, FleetError, ShardedProvider, StaticProvider,
+    ClusterData, ClusterSpec, ClusterState, Fleet, FleetController, FleetError, ShardedProvider,
+    StaticProvider,
 };
 use informer_controller::shards::ShardAssigner;
+use informer_controller::{Action, Context};
 use informer_runtime::shard::{Shard, ShardField};
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
-use support::{fast, init_tracing, wait_until, within};
+use kube::Api;
+use kube::api::PostParams;
+use support::{cm, fast, init_tracing, wait_until, within};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -153,4 +162,90 @@ async fn clusters_are_split_over_replicas_one_at_a_time_and_taken_over_when_a_re
         .await
         .expect("replica b's task")
         .expect("replica b's run");
+}
+
+/// What the held reconcile and the test tell each other.
+#[derive(Default)]
+struct Gate {
+    entered: Notify,
+    release: Notify,
+    /// Whether the cluster's ConfigMap informer had stopped when the reconcile was let go.
+    stopped: parking_lot::Mutex<Option<bool>>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaving_cluster_lets_its_reconciles_in_flight_finish_against_live_caches() {
+    init_tracing();
+    let server = TestServer::start().await.expect("test server");
+    Api::<ConfigMap>::namespaced(server.client(), "default")
+        .create(&PostParams::default(), &cm("default", "held", "1"))
+        .await
+        .expect("create");
+    let provider = StaticProvider::new([("a", ClusterSpec::new(server.kube_config()))]);
+    let clusters = provider.handle();
+    let fleet = Fleet::builder().informer::<ConfigMap>().build();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (fleet, cancel) = (fleet.clone(), cancel.clone());
+        async move { fleet.run(provider, cancel).await }
+    });
+    let gate = Arc::new(Gate::default());
+    let controller = tokio::spawn({
+        let (fleet, cancel, gate) = (fleet.clone(), cancel.clone(), Arc::clone(&gate));
+        async move {
+            FleetController::<ConfigMap>::new(&fleet, "held")
+                .run(
+                    |_, ctx: Arc<Context<ClusterData<Arc<Gate>>>>| async move {
+                        let gate = Arc::clone(ctx.data().data());
+                        gate.entered.notify_one();
+                        gate.release.notified().await;
+                        let stopped = ctx
+                            .factory()
+                            .existing_informer::<ConfigMap>()
+                            .is_none_or(|informer| informer.is_stopped());
+                        *gate.stopped.lock() = Some(stopped);
+                        Ok::<_, FleetError>(Action::Done)
+                    },
+                    gate,
+                    cancel,
+                )
+                .await
+        }
+    });
+    within("the reconcile to start", gate.entered.notified()).await;
+
+    // The cluster leaves while its reconcile is in flight. Its routes go at once; its caches
+    // must not stop before the reconcile ends, so its watch stays open.
+    let removal = tokio::spawn(clusters.remove_and_wait("a"));
+    wait_until("a out of the table", || fleet.clusters().is_empty()).await;
+    let stopped_early = server
+        .wait_for_active_watches(0, Duration::from_secs(2))
+        .await;
+    gate.release.notify_one();
+    within("the removal", removal).await.expect("removal task");
+    assert!(
+        !stopped_early,
+        "the informers stopped while a reconcile was in flight"
+    );
+    assert_eq!(
+        *gate.stopped.lock(),
+        Some(false),
+        "the reconcile ran against stopped caches"
+    );
+    assert!(
+        server
+            .wait_for_active_watches(0, Duration::from_secs(10))
+            .await,
+        "the cluster's watch outlived its removal"
+    );
+
+    cancel.cancel();
+    within("the controller to stop", controller)
+        .await
+        .expect("controller task")
+        .expect("controller run");
+    within("the fleet to stop", run)
+        .await
+        .expect("fleet task")
+        .expect("fleet run");
 }
