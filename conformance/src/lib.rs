@@ -120,11 +120,10 @@ impl Backend {
         }
     }
 
-    /// A client that leaves every retry to the caller: kube's default client retries 429, 503
-    /// and 504 answers up to 15 times (with `Retry-After`) before the caller sees one, which
-    /// hides what the server answered from a scenario that checks it.
-    pub async fn client_without_retry(&self) -> kube::Client {
-        let mut config = match self {
+    /// The client configuration of this backend (TLS and credentials included): what a fleet
+    /// engages it with.
+    pub async fn config(&self) -> kube::Config {
+        match self {
             Backend::TestServer(server) => server.kube_config(),
             Backend::KubeApiserver(env) => kube::Config::from_custom_kubeconfig(
                 env.kubeconfig().expect("kubeconfig"),
@@ -132,7 +131,14 @@ impl Backend {
             )
             .await
             .expect("config"),
-        };
+        }
+    }
+
+    /// A client that leaves every retry to the caller: kube's default client retries 429, 503
+    /// and 504 answers up to 15 times (with `Retry-After`) before the caller sees one, which
+    /// hides what the server answered from a scenario that checks it.
+    pub async fn client_without_retry(&self) -> kube::Client {
+        let mut config = self.config().await;
         config.read_timeout = None;
         config.default_retry = false;
         kube::Client::try_from(config).expect("client")

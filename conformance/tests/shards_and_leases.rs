@@ -1,5 +1,6 @@
-//! Sharded list and watch (KEP-5866) with the server's gate on and off, and coordination over
-//! real Leases (leader election, shard assignment), on informer-testserver and kube-apiserver.
+//! Sharded list and watch (KEP-5866) with the server's gate on and off, coordination over real
+//! Leases (leader election, shard assignment), and a fleet of clusters (decision record 29), on
+//! informer-testserver and kube-apiserver.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -255,3 +256,139 @@ async fn shard_assignment_over_leases(backend: &Backend) {
     assert!(overlaps.lock().is_empty(), "{:?}", overlaps.lock());
     replicas[0].1.cancel();
 }
+
+/// A member cluster for the fleet scenario: an informer-testserver with the example's `team-a`
+/// (labelled for the policy) and `team-b`.
+async fn fleet_member() -> informer_testserver::TestServer {
+    let server = informer_testserver::TestServer::start()
+        .await
+        .expect("test server");
+    informer_examples::fleet::create_namespaces(&server.client())
+        .await
+        .expect("create Namespaces");
+    server
+}
+
+/// A fleet over this backend and two informer-testservers: the example's policy operator
+/// (`informer_examples::fleet`) writes into a labelled namespace of each cluster, each
+/// ConfigMap naming its own cluster; a member removed leaves and its watches end. Then a
+/// `SecretProvider` on this backend engages a member from a Cluster API kubeconfig Secret
+/// (its field selector on `type` included) and disengages it when the Secret is deleted.
+async fn a_fleet_spans_this_server_and_two_test_servers(backend: &Backend) {
+    use informer_controller::fleet::{
+        ClusterSpec, ClusterState, Fleet, SecretProvider, StaticProvider,
+    };
+    use informer_examples::fleet::{self, CONFIG_MAP, LABEL, Policy};
+    use k8s_openapi::api::core::v1::{Namespace, Secret};
+    use kube::api::{Patch, PatchParams};
+
+    let client = backend.client().await;
+    let ns = backend.namespace("fleet").await;
+    let label = serde_json::json!({ "metadata": { "labels": { LABEL: "on" } } });
+    Api::<Namespace>::all(client.clone())
+        .patch(&ns, &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .expect("label the namespace");
+    let (one, two) = (fleet_member().await, fleet_member().await);
+    let provider = StaticProvider::new([
+        ("home", ClusterSpec::new(backend.config().await)),
+        ("one", ClusterSpec::new(one.kube_config())),
+        ("two", ClusterSpec::new(two.kube_config())),
+    ]);
+    let members = provider.handle();
+    let policy_fleet = fleet::fleet();
+    let cancel = CancellationToken::new();
+    let policy = Policy {
+        text: "conformance".to_owned(),
+    };
+    let running = fleet::spawn(&policy_fleet, provider, policy, &cancel);
+    let wanted = [
+        ("home".to_owned(), ns.clone()),
+        ("one".to_owned(), "team-a".to_owned()),
+        ("two".to_owned(), "team-a".to_owned()),
+    ];
+    wait_until("the policy in every cluster", || {
+        let written = fleet::policies(&policy_fleet);
+        wanted.iter().all(|w| written.contains(w))
+    })
+    .await;
+    let home = Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .get(CONFIG_MAP)
+        .await
+        .expect("the policy on this backend");
+    let data = home.data.clone().unwrap_or_default();
+    assert_eq!(data.get("cluster").map(String::as_str), Some("home"));
+    let owner = home.owner_references().first().cloned().expect("an owner");
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("Namespace", ns.as_str())
+    );
+
+    members.remove_and_wait("one").await;
+    assert!(
+        !fleet::policies(&policy_fleet)
+            .iter()
+            .any(|(cluster, _)| cluster == "one")
+    );
+    assert!(
+        one.wait_for_active_watches(0, WAIT).await,
+        "the removed member kept its watches"
+    );
+    cancel.cancel();
+    running
+        .controller
+        .await
+        .expect("controller task")
+        .expect("controller run");
+    running.fleet.await.expect("fleet task").expect("fleet run");
+
+    // Cluster API's convention on this backend: a kubeconfig Secret engages `two`.
+    let secrets = Api::<Secret>::namespaced(client.clone(), &ns);
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("two-kubeconfig".into()),
+            labels: Some([("cluster.x-k8s.io/cluster-name".to_owned(), "two".to_owned())].into()),
+            ..Default::default()
+        },
+        type_: Some("cluster.x-k8s.io/secret".into()),
+        data: Some(
+            [(
+                "value".to_owned(),
+                k8s_openapi::ByteString(two.kubeconfig_yaml().into_bytes()),
+            )]
+            .into(),
+        ),
+        ..Default::default()
+    };
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("create the kubeconfig Secret");
+    let secret_fleet = Fleet::builder().informer::<ConfigMap>().build();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (fleet, cancel) = (secret_fleet.clone(), cancel.clone());
+        let provider = SecretProvider::cluster_api(client.clone()).namespace(ns.clone());
+        async move { fleet.run(provider, cancel).await }
+    });
+    let name = format!("{ns}/two");
+    wait_until("two engaged from its Secret", || {
+        secret_fleet
+            .clusters()
+            .iter()
+            .any(|c| c.name.as_str() == name && c.state == ClusterState::Ready)
+    })
+    .await;
+    secrets
+        .delete("two-kubeconfig", &DeleteParams::default())
+        .await
+        .expect("delete the Secret");
+    wait_until("two gone with its Secret", || {
+        secret_fleet.clusters().is_empty()
+    })
+    .await;
+    cancel.cancel();
+    run.await.expect("fleet task").expect("fleet run");
+}
+
+conformance!(a_fleet_spans_this_server_and_two_test_servers);
