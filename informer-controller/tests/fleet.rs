@@ -565,15 +565,6 @@ async fn cluster_api_kubeconfig_secrets_engage_re_engage_and_disengage_their_clu
     watches_end(&management, "the provider kept its Secret watch").await;
 }
 
-/// The state of `name` in `fleet`, if it is there.
-fn state_of(fleet: &Fleet, name: &str) -> Option<ClusterState> {
-    fleet
-        .clusters()
-        .into_iter()
-        .find(|c| c.name.as_str() == name)
-        .map(|c| c.state)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stale_credentials_and_a_vanished_server_back_off_and_hold_up_no_other_cluster() {
     use informer_controller::fleet::HealthConfig;
@@ -622,7 +613,7 @@ async fn stale_credentials_and_a_vanished_server_back_off_and_hold_up_no_other_c
     // informers stop and it serves nothing; the others go on.
     stale.set_bearer_token(Some("new"));
     wait_until("stale backs off", || {
-        matches!(state_of(&fleet, "stale"),
+        matches!(fleet.state_of("stale"),
             Some(ClusterState::BackingOff { reason, .. }) if reason.contains("rejected (HTTP 401)"))
     })
     .await;
@@ -656,7 +647,7 @@ async fn stale_credentials_and_a_vanished_server_back_off_and_hold_up_no_other_c
     // longer, and is engaged again once a server answers at its address.
     drop(gone);
     wait_until("gone backs off twice in a row", || {
-        matches!(state_of(&fleet, "gone"),
+        matches!(fleet.state_of("gone"),
             Some(ClusterState::BackingOff { attempt, .. }) if attempt >= 2)
     })
     .await;

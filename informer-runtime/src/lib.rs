@@ -45,6 +45,7 @@
 //! k8s-openapi needs exactly one Kubernetes version feature (`v1_37`, …), chosen by the final
 //! crate; this library enables none.
 
+pub mod budget;
 pub mod compact;
 pub mod conditions;
 pub mod delta_fifo;

@@ -47,6 +47,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod budget;
 mod controller;
 mod directory;
 mod health;
@@ -109,10 +110,11 @@ pub enum ClusterState {
     /// Its last probe failed (the reason says how); it still serves its caches, and backs off
     /// if the probes go on failing ([`HealthConfig`]).
     Degraded(String),
-    /// It failed its probes too often in a row: its informers and controllers are stopped
-    /// and it is engaged again after a delay ([`HealthConfig`]). It cannot serve meanwhile.
+    /// It failed its probes too often in a row, or went past its cache budget
+    /// ([`FleetBuilder::cache_budget`]): its informers and controllers are stopped and it is
+    /// engaged again after a delay ([`HealthConfig`]). It cannot serve meanwhile.
     BackingOff {
-        /// Why: the last probe's failure.
+        /// Why: the last probe's failure, or the budget's breach.
         reason: String,
         /// Back-offs in a row, from 1.
         attempt: u32,
@@ -211,6 +213,7 @@ pub struct FleetBuilder {
     sync_timeout: Duration,
     drain_limit: Duration,
     health: HealthConfig,
+    budget: Option<usize>,
 }
 
 impl FleetBuilder {
@@ -261,6 +264,17 @@ impl FleetBuilder {
         self
     }
 
+    /// Caps the objects each cluster's informers may hold together (decision record 30): a
+    /// list that would go past `objects` is dropped while it is read, and the cluster backs off
+    /// ([`ClusterState::BackingOff`], as for failed probes: its informers stop and its caches
+    /// go) and is engaged again after the delay; so is one whose live events take it past. No
+    /// cap unless set.
+    #[must_use]
+    pub fn cache_budget(mut self, objects: usize) -> Self {
+        self.budget = Some(objects);
+        self
+    }
+
     /// How clusters are probed and backed off; [`HealthConfig::default`] unless set.
     #[must_use]
     pub fn health(mut self, health: HealthConfig) -> Self {
@@ -278,6 +292,7 @@ impl FleetBuilder {
                 sync_timeout: self.sync_timeout,
                 drain_limit: self.drain_limit,
                 health: self.health,
+                budget: self.budget,
                 slots: RwLock::new(BTreeMap::new()),
                 generations: AtomicU64::new(0),
                 running: AtomicBool::new(false),
@@ -312,6 +327,7 @@ struct Inner {
     sync_timeout: Duration,
     drain_limit: Duration,
     health: HealthConfig,
+    budget: Option<usize>,
     slots: RwLock<BTreeMap<ClusterName, Slot>>,
     /// The last engagement's number.
     generations: AtomicU64,
@@ -338,7 +354,8 @@ struct Slot {
 
 /// What a fleet's own tasks ask of its run loop, which alone engages and disengages.
 enum Internal {
-    /// Engagement `generation` of `name` failed its probes: back it off.
+    /// Engagement `generation` of `name` failed its probes, or went past its cache budget:
+    /// back it off.
     BackOff {
         name: ClusterName,
         generation: u64,
@@ -358,6 +375,7 @@ impl Fleet {
             sync_timeout: Duration::from_secs(60),
             drain_limit: Duration::from_secs(35),
             health: HealthConfig::default(),
+            budget: None,
         }
     }
 
@@ -496,6 +514,14 @@ impl Fleet {
         if let Some(setup) = &self.inner.setup {
             builder = setup(&name, builder);
         }
+        // Decision record 30: a budget per engagement, charged by its informers' reflectors.
+        let budget = self
+            .inner
+            .budget
+            .map(informer_runtime::budget::CacheBudget::objects);
+        if let Some(budget) = &budget {
+            builder = builder.cache_budget(budget.clone());
+        }
         let factory = builder.build();
         for declare in &self.inner.informers {
             declare(&factory);
@@ -511,7 +537,7 @@ impl Fleet {
         };
         // The slot goes in before its tasks can record anything.
         let mut slots = self.inner.slots.write();
-        let tasks = vec![
+        let mut tasks = vec![
             tokio::spawn(self.clone().await_sync(name.clone(), generation, factory)),
             tokio::spawn(health::watch(
                 self.clone(),
@@ -521,6 +547,10 @@ impl Fleet {
                 internal.clone(),
             )),
         ];
+        if let Some(budget) = budget {
+            let watch = budget::watch(name.clone(), generation, budget, internal.clone());
+            tasks.push(tokio::spawn(watch));
+        }
         tracing::info!(cluster = %name, revision, "fleet: cluster engaged");
         let old = slots.insert(
             name,
@@ -665,6 +695,15 @@ impl Fleet {
                 state: slot.state.clone(),
             })
             .collect()
+    }
+
+    /// The state of `name`, if it is in the fleet.
+    pub fn state_of(&self, name: &str) -> Option<ClusterState> {
+        self.inner
+            .slots
+            .read()
+            .get(name)
+            .map(|slot| slot.state.clone())
     }
 
     /// A lister of `K` over every engaged cluster (its informer declared with

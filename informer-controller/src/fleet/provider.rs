@@ -19,6 +19,13 @@ impl ClusterName {
     }
 }
 
+/// A name compares, orders and hashes as its string, so tables keyed by it are read by `&str`.
+impl std::borrow::Borrow<str> for ClusterName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl From<&str> for ClusterName {
     fn from(name: &str) -> Self {
         ClusterName(name.into())

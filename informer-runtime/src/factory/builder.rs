@@ -73,6 +73,8 @@ pub(super) struct Options {
     batch_size: usize,
     atomic_relist: bool,
     shard: Option<crate::shard::Shard>,
+    /// The budget every informer charges (B1-B4).
+    budget: Option<crate::budget::CacheBudget>,
     protobuf: bool,
     gzip: bool,
     /// The factory transform is [`SharedInformerFactoryBuilder::strip_managed_fields`]'s.
@@ -103,6 +105,7 @@ impl SharedInformerFactoryBuilder {
                 batch_size: crate::informer::DEFAULT_BATCH_SIZE,
                 atomic_relist: true,
                 shard: None,
+                budget: None,
                 protobuf: true,
                 gzip: true,
                 strips_managed_fields: false,
@@ -262,6 +265,27 @@ impl SharedInformerFactoryBuilder {
     /// ```
     pub fn shard(mut self, shard: crate::shard::Shard) -> Self {
         self.options.shard = Some(shard);
+        self
+    }
+
+    /// Every informer of this factory charges `budget` for the objects it lists and caches,
+    /// and a list that would take the total past its limit is dropped while it is read
+    /// (B1-B4, see [`crate::budget`]). The budget may be shared with other factories.
+    ///
+    /// ```
+    /// # fn f(client: kube::Client) {
+    /// use informer_runtime::budget::CacheBudget;
+    /// use informer_runtime::factory::SharedInformerFactory;
+    ///
+    /// let budget = CacheBudget::objects(100_000);
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .cache_budget(budget.clone())
+    ///     .build();
+    /// // `budget.breached().await` wakes when an informer would go past it.
+    /// # }
+    /// ```
+    pub fn cache_budget(mut self, budget: crate::budget::CacheBudget) -> Self {
+        self.options.budget = Some(budget);
         self
     }
 
@@ -487,6 +511,9 @@ impl Options {
         }
         if let Some(shard) = &self.shard {
             reflector.shard = Some(shard.clone());
+        }
+        if let Some(budget) = &self.budget {
+            reflector.budget = Some(budget.clone());
         }
         let name = match &self.name {
             Some(prefix) => format!("{prefix}/{label}"),

@@ -13,6 +13,7 @@ use tracing::{info, warn};
 
 use super::policy::watch_timeout;
 use super::{Error, Finish, ReflectorConfig, Shared, bump};
+use crate::budget::{Account, Breach, ListCharge};
 use crate::list_watch::{ListWatch, ProbedStream, WatchRequest};
 use crate::store::ReflectorStore;
 
@@ -35,6 +36,8 @@ pub(super) struct Io<K> {
     /// The finish stage of every decoded object (D8, M8, M17), in the reflector's runtime and
     /// span.
     pub(super) finish: Arc<Finish<K>>,
+    /// This reflector's charge on its [`ReflectorConfig::budget`] (B1-B4, decision record 30).
+    pub(super) account: Option<Arc<Account>>,
 }
 
 impl<K> Io<K> {
@@ -60,6 +63,40 @@ impl<K> Io<K> {
         }
         if let Some(h) = &self.config.watch_error_handler {
             h(&err);
+        }
+    }
+
+    /// The list being read holds `n` objects: refused past the budget (B2).
+    pub(super) fn charge_listing(&self, n: usize) -> Result<(), Breach> {
+        self.account.as_ref().map_or(Ok(()), |a| a.listing(n))
+    }
+
+    /// A new paged LIST's charge, object by object (B2).
+    pub(super) fn list_charge(&self) -> Option<Arc<ListCharge>> {
+        let account = self.account.as_ref()?;
+        Some(Arc::new(ListCharge::new(Arc::clone(account))))
+    }
+
+    /// What the list being read held is dropped (it failed, or went over budget).
+    pub(super) fn abandon_listing(&self) {
+        if let Some(a) = &self.account {
+            a.abandon();
+        }
+    }
+
+    /// A complete list of `n` objects replaced the cache (B1).
+    pub(super) fn charge_replaced(&self, n: usize) {
+        if let Some(a) = &self.account {
+            a.replaced(n);
+        }
+    }
+
+    /// A live `ADDED` (`added`) or `DELETED` event was applied (B1, B3).
+    pub(super) fn charge_live(&self, added: bool) {
+        match &self.account {
+            Some(a) if added => a.added(),
+            Some(a) => a.deleted(),
+            None => {}
         }
     }
 

@@ -14,6 +14,7 @@ use tracing::{Instrument, debug, info};
 
 use super::io::Io;
 use super::{Error, Shared, bump};
+use crate::budget::ListCharge;
 use crate::list_watch::{self, ListRequest, ListWatch};
 use crate::shard::{Shard, ShardMode};
 use crate::store::Keyed;
@@ -57,7 +58,7 @@ impl<K> PageTask<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
-    fn spawn(ctx: &Io<K>, req: ListRequest) -> Self {
+    fn spawn(ctx: &Io<K>, req: ListRequest, charge: Option<Arc<ListCharge>>) -> Self {
         bump(&ctx.shared.counters.list_requests);
         let lw: ListWatch<K> = ctx.lw.clone();
         let finish = Arc::clone(&ctx.finish);
@@ -82,10 +83,16 @@ where
                 let _ = tx.send((rv.to_string(), token.map(str::to_string)));
             };
             let pool = lw.pool().clone();
-            Ok(list
-                .decode_on(&pool, move |obj| finish.apply(obj), on_body)
-                .await?
-                .items)
+            // B2 (decision record 30): each object is charged as it is decoded; past the
+            // budget it is dropped at once, so an unpaged answer is never held past it.
+            let keep = move |obj| {
+                let finished = finish.apply(obj)?;
+                charge
+                    .as_ref()
+                    .is_none_or(|c| c.admit())
+                    .then_some(finished)
+            };
+            Ok(list.decode_on(&pool, keep, on_body).await?.items)
         };
         PageTask {
             meta,
@@ -155,7 +162,8 @@ where
         shard_selector: ctx.config.shard.as_ref().map(|s| s.selector()),
         ..Default::default()
     };
-    let mut current = PageTask::spawn(ctx, base.clone());
+    let charge = ctx.list_charge();
+    let mut current = PageTask::spawn(ctx, base.clone(), charge.clone());
     let mut list_rv = String::new();
     let mut items: Vec<Keyed<K>> = Vec::new();
     let mut pages = 0u32;
@@ -185,7 +193,7 @@ where
                             continue_token: Some(token),
                             ..base.clone()
                         };
-                        Some(PageTask::spawn(ctx, req))
+                        Some(PageTask::spawn(ctx, req, charge.clone()))
                     }
                     None => None,
                 }
@@ -194,7 +202,16 @@ where
             Err(_) => None,
         };
         match current.items().await {
-            Ok(page) => items.extend(page),
+            Ok(page) => {
+                items.extend(page);
+                // B2 (decision record 30): past the budget, the pages read so far are dropped.
+                if let Some(breach) = charge.as_ref().and_then(|c| c.breach()) {
+                    return Err(ListFailed {
+                        error: Error::OverBudget(breach),
+                        page: 1,
+                    });
+                }
+            }
             Err(e) => {
                 return Err(ListFailed {
                     error: Error::List(e),

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 pub use self::backoff::{Backoff, BackoffConfig};
+use crate::budget::{Breach, CacheBudget};
 use crate::key::ObjectKey;
 pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
@@ -85,6 +86,11 @@ pub enum Error {
         /// Why the list was abandoned.
         reason: String,
     },
+    /// A list would have taken the informer's [`CacheBudget`] past its limit: what it read is
+    /// dropped and a new cycle starts after backoff (B2); or a live event did, and was applied
+    /// (B3). See [`crate::budget`].
+    #[error("over budget: {0}")]
+    OverBudget(#[source] Breach),
     /// The store was closed: the reflector stops. Not retryable.
     #[error("store closed")]
     StoreClosed,
@@ -169,6 +175,9 @@ pub struct ReflectorConfig {
     /// [`InitialListStrategy::StreamingList`], since only a LIST answer says whether the server
     /// applied the selector. Default `None`.
     pub shard: Option<Shard>,
+    /// The budget this reflector charges for what it lists and caches (B1-B4, see
+    /// [`crate::budget`]). Default `None`: no bound.
+    pub budget: Option<CacheBudget>,
 }
 
 impl Default for ReflectorConfig {
@@ -191,6 +200,7 @@ impl Default for ReflectorConfig {
             label_selector: None,
             field_selector: None,
             shard: None,
+            budget: None,
         }
     }
 }
@@ -213,6 +223,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .field("shard", &self.shard.as_ref().map(Shard::selector))
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }

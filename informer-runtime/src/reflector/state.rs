@@ -110,6 +110,9 @@ pub(crate) enum Event {
     StreamIncomplete { idle: bool },
     /// The watch-list stream failed before its bookmark (R19, R20).
     StreamFailed(Failure),
+    /// The LIST or watch-list stream would have taken the cache budget past its limit, and
+    /// what it read was dropped (B2, `crate::budget`).
+    OverBudget,
     /// A WATCH or watch-list request could not start.
     StartFailed(Failure),
     /// The WATCH ended after delivering `events` events in `elapsed`; `last_rv` is the newest
@@ -258,6 +261,11 @@ impl Machine {
                     // R15.
                     _ => (self.end_cycle(failure.retry_after), None),
                 }
+            }
+            // B2 (decision record 30): a new cycle after backoff, with the same strategy: the budget may have room
+            // by then (another informer shrank, or the collection did).
+            (State::Listing { .. } | State::Streaming { .. }, Event::OverBudget) => {
+                (self.end_cycle(None), None)
             }
             (State::Streaming { rv, .. }, Event::StreamSynced { rv: synced }) => {
                 self.broken_streams = 0;

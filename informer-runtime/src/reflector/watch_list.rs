@@ -44,6 +44,8 @@ pub(super) enum Streamed<K> {
     /// The stream closed (`idle` false), or sent no initial event for the idle timeout (`idle`
     /// true), before its bookmark (R20); why.
     Incomplete { reason: String, idle: bool },
+    /// The stream would have taken the cache budget past its limit (B2).
+    OverBudget(crate::budget::Breach),
     /// Cancelled.
     Cancelled,
 }
@@ -151,6 +153,10 @@ where
             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
                 if let Some(finished) = ctx.finish.apply(o) {
                     got.upsert(finished);
+                    // B2 (decision record 30): charged object by object, so the stream stops at the limit.
+                    if let Err(breach) = ctx.charge_listing(got.index.len()) {
+                        return Streamed::OverBudget(breach);
+                    }
                 }
             }
             WatchEvent::Deleted(o) => got.remove(&o),

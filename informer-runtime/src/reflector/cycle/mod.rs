@@ -99,6 +99,7 @@ where
                 finish: Arc::new(Finish::capture(r.store.clone(), r.handle.shared.clone())),
                 lw: r.lw,
                 store: r.store,
+                account: (r.config.budget.as_ref()).map(|b| Arc::new(b.account(&r.config.name))),
                 config: r.config,
                 shared: r.handle.shared,
                 cancel,
@@ -154,6 +155,7 @@ where
     /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
     /// complete list is the initial list, the rest are relists.
     fn replace(&mut self, items: Vec<Keyed<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
+        self.io.charge_replaced(items.len());
         match self.io.store.replace_shared(items, rv.to_string()) {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
             Err(e) => warn!(error = %e, "store refused part of the {what}"),
@@ -196,8 +198,14 @@ where
                 }
             }
             Err(failed) => {
+                self.io.abandon_listing();
                 let failure = match &failed.error {
                     Error::List(e) => Failure::of(e),
+                    // B2 (decision record 30): a new cycle after backoff.
+                    Error::OverBudget(_) => {
+                        self.io.report(failed.error);
+                        return Event::OverBudget;
+                    }
                     _ => Failure::other(),
                 };
                 self.io.report(failed.error);
@@ -213,7 +221,11 @@ where
     /// connection, once synced, for [`Command::ConsumeStream`].
     async fn stream(&mut self, rv: String) -> (Event, Option<ActiveWatch<K>>) {
         let started = Instant::now();
-        match watch_list::initial(&self.io, rv).await {
+        let streamed = watch_list::initial(&self.io, rv).await;
+        if !matches!(streamed, watch_list::Streamed::Synced { .. }) {
+            self.io.abandon_listing();
+        }
+        match streamed {
             watch_list::Streamed::Synced { watch, items } => {
                 let rv = watch.start_rv.clone();
                 let n = items.len();
@@ -241,6 +253,11 @@ where
             watch_list::Streamed::Incomplete { reason, idle } => {
                 self.io.report(Error::WatchListIncomplete(reason));
                 (Event::StreamIncomplete { idle }, None)
+            }
+            watch_list::Streamed::OverBudget(breach) => {
+                // B2: a new cycle after backoff, streaming again.
+                self.io.report(Error::OverBudget(breach));
+                (Event::OverBudget, None)
             }
             watch_list::Streamed::Cancelled => (Event::Cancelled, None),
         }

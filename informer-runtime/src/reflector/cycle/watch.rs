@@ -199,28 +199,28 @@ where
             WatchEvent::Added(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
                 let res = match self.io.finish.apply(o) {
-                    Some((key, obj)) => self.io.store.add_shared(key, obj),
-                    None => Ok(()),
+                    Some((key, obj)) => self.io.store.add_shared(key, obj).map(|()| Some(true)),
+                    None => Ok(None),
                 };
                 (res, rv, true)
             }
             WatchEvent::Modified(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
                 let res = match self.io.finish.apply(o) {
-                    Some((key, obj)) => self.io.store.update_shared(key, obj),
-                    None => Ok(()),
+                    Some((key, obj)) => self.io.store.update_shared(key, obj).map(|()| None),
+                    None => Ok(None),
                 };
                 (res, rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.io.finish.delete(o), rv, false)
+                (self.io.finish.delete(o).map(|()| Some(false)), rv, false)
             }
             WatchEvent::Bookmark(b) => {
                 // R5: a bookmark only advances the RV and tells the store; handlers never see it.
                 let rv = b.metadata.resource_version;
                 self.io.store.bookmark(&rv);
-                (Ok(()), Some(rv), false)
+                (Ok(None), Some(rv), false)
             }
             // Decoding turns ERROR events into stream errors; nothing to apply.
             WatchEvent::Error(_) => return Ok(None),
@@ -233,7 +233,9 @@ where
                 }
                 warn!(error = %e, "dropping watch event the store refused");
             }
-            Ok(()) => {}
+            // B1, B3 (decision record 30): the cache grew or shrank by one.
+            Ok(Some(added)) => self.io.charge_live(added),
+            Ok(None) => {}
         }
         if gate.admit(is_added)
             && let Some(rv) = rv.filter(|rv| !rv.is_empty())

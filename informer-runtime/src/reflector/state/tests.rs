@@ -405,6 +405,28 @@ fn r19_unsupported_disables_streaming_other_answers_fall_back_once() {
 
 // ---- property tests ----
 
+#[test]
+fn b2_a_list_or_stream_over_budget_ends_the_cycle_and_the_next_one_keeps_its_strategy() {
+    for strategy in [
+        InitialListStrategy::ListWatch,
+        InitialListStrategy::StreamingList,
+    ] {
+        let (m, action, note) = run(machine(strategy), vec![Event::CycleDue, Event::OverBudget]);
+        assert_eq!(action, Command::Backoff { floor: None });
+        assert_eq!(note, None);
+        let (_, action, _) = run(m, vec![Event::CycleDue]);
+        match strategy {
+            InitialListStrategy::ListWatch => assert!(matches!(action, Command::List { .. })),
+            InitialListStrategy::StreamingList => {
+                assert!(
+                    matches!(action, Command::Stream { .. }),
+                    "no fallback: {action:?}"
+                )
+            }
+        }
+    }
+}
+
 fn class() -> impl Strategy<Value = ErrorClass> {
     (0..CLASSES.len()).prop_map(|i| CLASSES[i])
 }
@@ -444,6 +466,7 @@ fn event() -> impl Strategy<Value = Event> {
         any::<bool>().prop_map(|idle| Event::StreamIncomplete { idle }),
         failure().prop_map(Event::StreamFailed),
         failure().prop_map(Event::StartFailed),
+        Just(Event::OverBudget),
         (watch_end(), 0u64..3, 0u64..3000, proptest::option::of(rv())).prop_map(
             |(end, events, ms, last_rv)| Event::WatchEnded {
                 end,
