@@ -455,3 +455,66 @@ async fn consistent_initial_list(backend: &Backend) {
     let counters = informer.reflector_handle().expect("reflector").counters();
     assert_eq!(counters.errors, 0, "{counters:?}");
 }
+
+conformance!(a_list_past_the_cache_budget_is_dropped_while_it_is_read);
+/// B2 (decision record 30): 30 labelled objects against a budget of 20. A streaming list and a
+/// paged LIST at "0" (one response, from kube-apiserver's watch cache) each stop at the 21st
+/// object, cache nothing and give their charge back; once 15 are deleted, the list fits and
+/// the informer syncs them.
+async fn a_list_past_the_cache_budget_is_dropped_while_it_is_read(backend: &Backend) {
+    use informer_runtime::budget::CacheBudget;
+
+    let client = backend.client().await;
+    let ns = backend.namespace("budget").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    for i in 0..30 {
+        let cm = config_map(&ns, &format!("cm-{i:02}"), "x", &[("budget", "on")]);
+        api.create(&PostParams::default(), &cm)
+            .await
+            .expect("create");
+    }
+    let budgeted = |strategy, budget: &CacheBudget, backoff: Duration| {
+        informer(&client, &ns, |c| {
+            c.reflector.strategy = strategy;
+            c.reflector.page_size = 10;
+            c.reflector.label_selector = Some("budget=on".into());
+            c.reflector.budget = Some(budget.clone());
+            c.reflector.backoff.initial = backoff;
+            c.reflector.backoff.cap = backoff;
+        })
+    };
+    for strategy in [
+        InitialListStrategy::StreamingList,
+        InitialListStrategy::ListWatch,
+    ] {
+        let budget = CacheBudget::objects(20);
+        // No retry while the scenario looks.
+        let informer = budgeted(strategy, &budget, Duration::from_secs(60));
+        let cancel = CancellationToken::new();
+        informer.start(cancel.clone());
+        let _running = cancel.drop_guard();
+        wait_until("a breach", || budget.breaches() >= 1).await;
+        let breach = budget.last_breach().expect("a breach");
+        assert_eq!((breach.wanted, breach.applied), (21, false), "{strategy:?}");
+        assert!(!informer.has_synced(), "{strategy:?}");
+        assert_eq!(informer.indexer().len(), 0, "{strategy:?}");
+        wait_until("the charge given back", || budget.used() == 0).await;
+    }
+
+    for i in 0..15 {
+        api.delete(&format!("cm-{i:02}"), &DeleteParams::default())
+            .await
+            .expect("delete");
+    }
+    let budget = CacheBudget::objects(20);
+    let informer = budgeted(
+        InitialListStrategy::StreamingList,
+        &budget,
+        Duration::from_millis(50),
+    );
+    let _running = start_synced(&informer).await;
+    wait_until("the 15 left cached and charged", || {
+        informer.indexer().len() == 15 && budget.used() == 15
+    })
+    .await;
+}

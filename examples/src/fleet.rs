@@ -25,11 +25,17 @@ pub const LABEL: &str = "fleet.example/policy";
 /// The ConfigMap the policy is written to, in each labelled Namespace.
 pub const CONFIG_MAP: &str = "fleet-policy";
 
-/// The fleet this operator needs: every member's Namespaces and ConfigMaps.
+/// Objects one member may hold in this operator's caches: a member past it backs off
+/// instead of taking the process's memory with it (decision record 30).
+pub const MEMBER_BUDGET: usize = 200_000;
+
+/// The fleet this operator needs: every member's Namespaces and ConfigMaps, within
+/// [`MEMBER_BUDGET`].
 pub fn fleet() -> Fleet {
     Fleet::builder()
         .informer::<Namespace>()
         .informer::<ConfigMap>()
+        .cache_budget(MEMBER_BUDGET)
         .build()
 }
 
