@@ -518,3 +518,59 @@ async fn a_list_past_the_cache_budget_is_dropped_while_it_is_read(backend: &Back
     })
     .await;
 }
+
+conformance!(a_secrets_string_data_is_stored_in_its_data);
+/// A Secret written with `stringData` is stored with each value base64-encoded in `data`, over
+/// a `data` value of the same key, on create and on a patch alike; `stringData` itself is never
+/// returned, to a GET or to an informer.
+async fn a_secrets_string_data_is_stored_in_its_data(backend: &Backend) {
+    use informer_runtime::SharedInformerFactory;
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::Secret;
+
+    let client = backend.client().await;
+    let ns = backend.namespace("string-data").await;
+    let api = Api::<Secret>::namespaced(client.clone(), &ns);
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "creds", "namespace": ns },
+        "data": { "user": "b2xk", "kept": "a2VwdA==" },
+        "stringData": { "user": "admin", "password": "s3cr3t" }
+    }))
+    .expect("a Secret");
+    api.create(&PostParams::default(), &secret)
+        .await
+        .expect("create");
+    let bytes = |s: &Secret, key: &str| {
+        s.data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .map(|b: &ByteString| String::from_utf8_lossy(&b.0).into_owned())
+    };
+    let stored = api.get("creds").await.expect("get");
+    assert_eq!(bytes(&stored, "user").as_deref(), Some("admin"));
+    assert_eq!(bytes(&stored, "password").as_deref(), Some("s3cr3t"));
+    assert_eq!(bytes(&stored, "kept").as_deref(), Some("kept"));
+    assert_eq!(stored.string_data, None);
+
+    let patch = serde_json::json!({ "stringData": { "password": "rotated" } });
+    api.patch("creds", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace(ns.clone())
+        .build();
+    let informer = factory.informer_for::<Secret>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("synced");
+    let cached = informer
+        .indexer()
+        .get_by_key(&format!("{ns}/creds"))
+        .expect("cached");
+    assert_eq!(bytes(&cached, "password").as_deref(), Some("rotated"));
+    assert_eq!(bytes(&cached, "user").as_deref(), Some("admin"));
+    assert_eq!(cached.string_data, None);
+    factory.shutdown().await;
+}

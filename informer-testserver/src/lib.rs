@@ -63,6 +63,7 @@ mod printers;
 mod protobuf;
 mod resources;
 mod schema;
+mod secret;
 mod seed;
 mod selectors;
 mod server;

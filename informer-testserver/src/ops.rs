@@ -174,6 +174,7 @@ pub(crate) fn create(
     if info.group.is_empty() && info.kind == "Secret" && body.get("type").is_none() {
         body["type"] = json!("Opaque");
     }
+    crate::secret::fold_string_data(info, &mut body)?;
     if info.group.is_empty() && info.kind == "Service" {
         allocate_service_addresses(&mut body, sh.store.current_rv());
     }
@@ -422,7 +423,8 @@ fn replace_existing(
         |cur, _| {
             let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
             let old = cur.value()?;
-            let new = next(cur, &old)?;
+            let mut new = next(cur, &old)?;
+            crate::secret::fold_string_data(info, &mut new)?;
             let mut change = finish_update(info, &old, new, part)?;
             if let Change::Put(v) = &mut change {
                 if is_crd {
