@@ -197,7 +197,6 @@ impl TestServerBuilder {
     /// Binds and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<TestServer, Error> {
         let settings = Settings {
-            token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             compress_objects: self.compress_objects,
             eager_protobuf: self.eager_protobuf,
@@ -210,7 +209,12 @@ impl TestServerBuilder {
             watch_cache: self.watch_cache,
             garbage_collection: self.garbage_collection,
         };
-        let sh = Shared::new(settings, self.history_size, self.watch_buffer);
+        let sh = Shared::new(
+            settings,
+            self.token.clone(),
+            self.history_size,
+            self.watch_buffer,
+        );
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let info = sh.resolve_kind("v1", "Namespace")?;
             let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
@@ -476,7 +480,7 @@ impl TestServer {
             .sh
             .token
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = token.map(str::to_owned);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = token.map(Arc::from);
     }
 
     /// While `Some`, every sharded request (with the gate on) is filtered by `selector` instead

@@ -15,8 +15,6 @@ use crate::store::Store;
 /// Settings fixed at start.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    /// Required bearer token, if any.
-    pub(crate) token: Option<String>,
     /// Interval of periodic BOOKMARK events.
     pub(crate) bookmark_interval: Duration,
     /// Keep stored objects compressed.
@@ -70,11 +68,16 @@ pub(crate) struct Shared {
     /// The bearer token every request but /version and the health checks must carry; `None`:
     /// any request is served. Starts as the settings' token; `TestServer::set_bearer_token`
     /// changes it, as a rotated credential would.
-    pub(crate) token: std::sync::RwLock<Option<String>>,
+    pub(crate) token: std::sync::RwLock<Option<Arc<str>>>,
 }
 
 impl Shared {
-    pub(crate) fn new(settings: Settings, history_size: usize, watch_buffer: usize) -> Arc<Self> {
+    pub(crate) fn new(
+        settings: Settings,
+        token: Option<String>,
+        history_size: usize,
+        watch_buffer: usize,
+    ) -> Arc<Self> {
         Arc::new(Shared {
             store: Store::new(history_size, watch_buffer)
                 .compress_objects(settings.compress_objects)
@@ -93,17 +96,30 @@ impl Shared {
             managed_fields_opt_out: std::sync::atomic::AtomicBool::new(false),
             shard_selector_override: std::sync::Mutex::new(None),
             gc: crate::gc::Collector::new(settings.garbage_collection),
-            token: std::sync::RwLock::new(settings.token.clone()),
+            token: std::sync::RwLock::new(token.map(Arc::from)),
             settings,
         })
     }
 
     /// The bearer token requests must carry now.
-    pub(crate) fn token(&self) -> Option<String> {
+    pub(crate) fn token(&self) -> Option<Arc<str>> {
         self.token
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Whether `presented` is the token requests must carry now (any, if there is none).
+    pub(crate) fn accepts_token(&self, presented: Option<&str>) -> bool {
+        let token = self
+            .token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (token.as_deref(), presented) {
+            (None, _) => true,
+            (Some(token), Some(presented)) => presented == token,
+            (Some(_), None) => false,
+        }
     }
 
     /// Wakes everyone waiting for a log or watch-count change.

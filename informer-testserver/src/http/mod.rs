@@ -149,14 +149,13 @@ fn verb_of(method: &Method, route: &Route, q: &QueryParams) -> Verb {
 }
 
 fn authorized(sh: &Shared, req: &Request) -> bool {
-    let Some(token) = sh.token() else {
-        return true;
-    };
-    req.headers()
+    let presented = req
+        .headers()
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
-        .is_some_and(|t| t.trim() == token)
+        .map(str::trim);
+    sh.accepts_token(presented)
 }
 
 async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
