@@ -130,6 +130,25 @@ impl Shard {
         })
     }
 
+    /// The index of the one shard of [`of`](Self::of)`(_, count, _)` that admits `value`, in
+    /// constant time (no scan of the `count` shards); `None` if `count` is 0.
+    pub fn index_of(value: &str, count: u32) -> Option<u32> {
+        if count == 0 {
+            return None;
+        }
+        let h = u128::from(fnv1a64(value));
+        let bound = |i: u32| SPACE * u128::from(i) / u128::from(count);
+        // `h * count / 2^64` is the index up to the floor in `bound`: at most one off.
+        let mut index = u32::try_from(h * u128::from(count) / SPACE).unwrap_or(count - 1);
+        index = index.min(count - 1);
+        if bound(index) > h {
+            index -= 1;
+        } else if index + 1 < count && bound(index + 1) <= h {
+            index += 1;
+        }
+        Some(index)
+    }
+
     /// This shard plus `other`'s ranges (a replica that owns several shards); `None` if the
     /// fields differ (the selector grammar allows one field).
     pub fn union(mut self, other: &Shard) -> Option<Self> {

@@ -77,8 +77,7 @@ struct Spread {
 
 /// The shard `name` falls into: the one whose hash range admits it.
 fn shard_of(assigner: &ShardAssigner, name: &ClusterName) -> Option<u32> {
-    (0..assigner.shards().max(1))
-        .find(|&i| assigner.shard(i, assigner.field()).admits(name.as_str()))
+    informer_runtime::shard::Shard::index_of(name.as_str(), assigner.shards().max(1))
 }
 
 impl<P: Provider> Provider for ShardedProvider<P> {

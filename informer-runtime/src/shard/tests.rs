@@ -136,4 +136,19 @@ proptest! {
             prop_assert_eq!(shard_admits_event(s, late.as_bytes()), s.admits(&uid));
         }
     }
+
+    /// `index_of` names the one shard of n that admits the value, for any n (the hash space's
+    /// bounds floor unevenly when n does not divide 2^64).
+    #[test]
+    fn index_of_names_the_shard_that_admits_the_value(n in 1u32..100_000, value in ".{0,40}") {
+        let index = Shard::index_of(&value, n).unwrap();
+        prop_assert!(index < n);
+        prop_assert!(Shard::of(index, n, ShardField::Uid).unwrap().admits(&value));
+    }
+}
+
+#[test]
+fn index_of_zero_shards_is_none() {
+    assert_eq!(Shard::index_of("a", 0), None);
+    assert_eq!(Shard::index_of("a", 1), Some(0));
 }
