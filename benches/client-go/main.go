@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Implementation names (Impl::ClientGo and Impl::ClientGoJson in protocol.rs).
@@ -46,6 +47,8 @@ type spec struct {
 	pageSize        int64
 	paged           bool
 	gzip            bool
+	// clusterURLs is every cluster's server in scenario clusters (--cluster-urls, comma-separated).
+	clusterURLs []string
 }
 
 func parseSpec(args []string) (*spec, error) {
@@ -70,6 +73,14 @@ func parseSpec(args []string) (*spec, error) {
 	fs.Int64Var(&s.pageSize, "page-size", 500, "page size of every LIST")
 	fs.BoolVar(&s.paged, "paged", false, "list in pages (WatchListClient off) instead of client-go's default, the streaming list")
 	fs.BoolVar(&s.gzip, "gzip", false, "offer gzip (Go's transport decompresses); off sets DisableCompression")
+	fs.Func("cluster-urls", "scenario clusters: every cluster's server, comma-separated", func(v string) error {
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				s.clusterURLs = append(s.clusterURLs, u)
+			}
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -81,6 +92,9 @@ func parseSpec(args []string) (*spec, error) {
 	}
 	if s.url == "" && s.kubeconfig == "" {
 		return nil, errors.New("--url or --kubeconfig is required")
+	}
+	if s.scenario == "clusters" && len(s.clusterURLs) == 0 {
+		return nil, errors.New("scenario clusters needs --cluster-urls")
 	}
 	if s.impl != implDefault && s.impl != implJSON {
 		return nil, fmt.Errorf("--impl %q: this program runs %s and %s", s.impl, implDefault, implJSON)

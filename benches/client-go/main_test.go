@@ -30,3 +30,26 @@ func TestParseSpecTakesTheOrchestratorsCommandLine(t *testing.T) {
 		t.Fatalf("without --impl the child runs client-go's default, got %+v, %v", s, err)
 	}
 }
+
+func TestParseSpecTakesEveryClustersServer(t *testing.T) {
+	s, err := parseSpec([]string{
+		"child", "--scenario", "clusters", "--impl", "client-go", "--url", "http://127.0.0.1:1",
+		"--cluster-urls", "http://127.0.0.1:1,http://127.0.0.1:2,http://127.0.0.1:3",
+		"--pods", "600", "--objects", "600", "--namespaces", "2", "--page-size", "500",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"}
+	if len(s.clusterURLs) != len(want) || s.objects != 600 {
+		t.Fatalf("unexpected spec %+v", s)
+	}
+	for i, u := range want {
+		if s.clusterURLs[i] != u {
+			t.Fatalf("cluster %d: got %q, want %q", i, s.clusterURLs[i], u)
+		}
+	}
+	if _, err := parseSpec([]string{"--scenario", "clusters", "--url", "u"}); err == nil {
+		t.Fatal("scenario clusters without --cluster-urls must be refused")
+	}
+}

@@ -33,13 +33,17 @@ func run(s *spec, io *childIO) (metrics, error) {
 	if err := initialList(s.paged); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancelling at the end of the scenario stops the informers.
+	defer cancel()
+	if s.scenario == "clusters" {
+		// Its clock starts before the first cluster's configuration is built.
+		return clusters(ctx, s)
+	}
 	cfg, err := restConfig(s)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	// Cancelling at the end of the scenario stops the informers.
-	defer cancel()
 	start := time.Now()
 	switch s.scenario {
 	case "sync", "sync-paged":

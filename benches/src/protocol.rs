@@ -61,11 +61,18 @@ pub enum Scenario {
     /// ConfigMap written, peak RSS, heap and CPU seconds. Runs on a server of its own, seeded with
     /// [`Fleet`](crate::fleet::Fleet) (`orchestrate/operator.rs`).
     Operator,
+    /// (12) Many clusters in one process: `--clusters` informer-testservers (20) of
+    /// `--cluster-pods` distinct Pods each (2 000), synced by one informer-controller `Fleet`
+    /// with a Pod informer in the default cached form (the compact Pod over protobuf, decision
+    /// record 26) against one client-go `SharedInformerFactory` per cluster in one Go process,
+    /// as multicluster-runtime builds them; time until every cluster is synced, heap after it.
+    /// Runs on servers of its own (`orchestrate/clusters.rs`).
+    Clusters,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Sync,
         Scenario::SyncPaged,
         Scenario::Updates,
@@ -77,6 +84,7 @@ impl Scenario {
         Scenario::SyncMeta,
         Scenario::Shard,
         Scenario::Operator,
+        Scenario::Clusters,
     ];
 
     /// The implementations measured in this scenario.
@@ -132,6 +140,7 @@ impl Scenario {
             ],
             Scenario::Scale => &[Impl::OursCompact, Impl::OursProjection],
             Scenario::Operator => &[Impl::Ours, Impl::ControllerRuntime],
+            Scenario::Clusters => &[Impl::Ours, Impl::ClientGo],
             Scenario::Shard => &[
                 Impl::Shard1Server,
                 Impl::Shard2Server,
@@ -174,6 +183,13 @@ impl Scenario {
         matches!(self, Scenario::Updates | Scenario::Four | Scenario::Relist)
     }
 
+    /// Whether the scenario runs on servers of its own (scenario 11's, seeded with its
+    /// Deployments; scenario 12's, one per cluster) rather than on the main server seeded with
+    /// the Pod corpus.
+    pub fn own_servers(self) -> bool {
+        matches!(self, Scenario::Operator | Scenario::Clusters)
+    }
+
     /// Why the scenario cannot run on kube-apiserver, if it cannot.
     pub fn not_on_kube_apiserver(self) -> Option<&'static str> {
         match self {
@@ -182,6 +198,9 @@ impl Scenario {
             ),
             Scenario::Scale => Some(
                 "1 000 000 Pods in etcd and in kube-apiserver's watch cache, beside the informer, exceed the benchmark machine's memory, and seeding them over HTTP takes hours",
+            ),
+            Scenario::Clusters => Some(
+                "it needs one server per cluster (20 by default), and the benchmark starts one kube-apiserver; it runs on informer-testservers",
             ),
             _ => None,
         }
@@ -202,6 +221,7 @@ impl Scenario {
             Scenario::Shard => "shard",
             Scenario::Scale => "scale",
             Scenario::Operator => "operator",
+            Scenario::Clusters => "clusters",
         }
     }
 
@@ -221,6 +241,9 @@ impl Scenario {
             Scenario::Scale => "(10) scale: one sync of every Pod, server beside the informer",
             Scenario::Operator => {
                 "(11) the same operator: Deployments owning ConfigMaps, a Pod informer, each side at its defaults"
+            }
+            Scenario::Clusters => {
+                "(12) clusters: one fleet of a Pod informer per cluster against a client-go factory per cluster, each side at its defaults"
             }
         }
     }
@@ -379,8 +402,9 @@ impl Impl {
         if matches!(scenario, Scenario::SyncMeta | Scenario::Decode) {
             return None;
         }
-        if scenario == Scenario::Operator {
-            // Both operators at their defaults: protobuf for every built-in kind they cache.
+        if matches!(scenario, Scenario::Operator | Scenario::Clusters) {
+            // Both operators (both fleets) at their defaults: protobuf for every built-in kind
+            // they cache.
             return Some(true);
         }
         match self {

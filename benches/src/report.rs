@@ -107,6 +107,26 @@ pub struct RunConfig {
     /// Scenario 11's server and objects, when it ran.
     #[serde(default)]
     pub operator: Option<FleetFacts>,
+    /// Scenario 12's servers and Pods, when it ran.
+    #[serde(default)]
+    pub clusters: Option<ClustersFacts>,
+}
+
+/// Scenario 12's servers, one per cluster: what they were seeded with and what that cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClustersFacts {
+    /// Clusters (one informer-testserver each).
+    pub clusters: usize,
+    /// Distinct Pods on each cluster.
+    pub pods_each: usize,
+    /// Namespaces on each cluster.
+    pub namespaces: usize,
+    /// Seconds it took to seed every server.
+    pub seed_s: f64,
+    /// Resident set of the process hosting every server after seeding, MiB.
+    pub server_rss_mib: f64,
+    /// The server every cluster has one of (`informer-testserver`).
+    pub server: String,
 }
 
 /// Scenario 11's own server: what it was seeded with and what that cost.
@@ -363,6 +383,13 @@ impl Report {
             );
             let _ = writeln!(out, "operator (11): {}", self.operator_modes());
         }
+        if let Some(c) = &self.config.clusters {
+            let _ = writeln!(
+                out,
+                "clusters (12): {} clusters of {} distinct Pods in {} namespaces, one {} each, seeded in {:.1} s, resident set {:.0} MiB",
+                c.clusters, c.pods_each, c.namespaces, c.server, c.seed_s, c.server_rss_mib
+            );
+        }
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
         if self.runs.iter().any(|r| r.imp.is_client_go()) {
             let _ = writeln!(
@@ -572,6 +599,20 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "watch_list_requests",
             "protobuf_share",
         ],
+        Scenario::Clusters => &[
+            "sync_s",
+            "clusters",
+            "objects",
+            "objects_per_s",
+            "heap_mib",
+            "heap_peak_mib",
+            "heap_bytes_per_object",
+            "rss_peak_mib",
+            "cpu_s",
+            "watch_requests",
+            "list_requests",
+            "protobuf_share",
+        ],
         Scenario::Scale => &[
             "sync_s",
             "objects",
@@ -719,6 +760,7 @@ pub(crate) mod fixtures {
             corpus: crate::corpus::Corpus::Distinct,
             decode_threads: None,
             operator: None,
+            clusters: None,
         };
         (host, config)
     }

@@ -36,17 +36,22 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
             "1",
             "--deployments",
             "4",
+            "--clusters",
+            "2",
+            "--cluster-pods",
+            "20",
         ],
     );
     let runs = report["runs"].as_array().expect("runs");
-    // 11 scenarios: 2 implementations each, 3 for `four` (ordered FIFO), 4 for `relist` (ordered
+    // 12 scenarios: 2 implementations each, 3 for `four` (ordered FIFO), 4 for `relist` (ordered
     // FIFO, the compact Pod over protobuf), 7 for
     // `sync` (compact, projection, and the typed, compact and projected Pod over protobuf), 5 for
     // `sync-paged` (ours and kube, the three over protobuf), 8 for `updates` (compact,
     // projection, ordered FIFO, and the three over protobuf), 1 for `decode`, 6 for `shard` (1,
     // 2 and 4 replicas, server and client filtering), 1 for `operator` (informer-rs;
-    // controller-runtime is a Go child this test does not build).
-    assert_eq!(runs.len(), 41, "{runs:#?}");
+    // controller-runtime is a Go child this test does not build), 1 for `clusters` (the
+    // fleet; client-go is a Go child this test does not build).
+    assert_eq!(runs.len(), 42, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
@@ -56,6 +61,12 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         }
     }
     assert_eq!(report["summary"]["four"]["ours"]["watches"]["median"], 1.0);
+    // Scenario 12: the fleet synced both clusters' 20 Pods, streaming, in protobuf.
+    let clusters = &report["summary"]["clusters"]["ours"];
+    assert_eq!(clusters["objects"]["median"], 40.0, "{clusters}");
+    assert_eq!(clusters["clusters"]["median"], 2.0, "{clusters}");
+    assert_eq!(clusters["list_requests"]["median"], 0.0, "{clusters}");
+    assert_eq!(clusters["protobuf_share"]["median"], 1.0, "{clusters}");
     for variant in [
         "ours-projection",
         "ours-compact",

@@ -4,7 +4,9 @@
 //!
 //! Everything else (the server, seeding, child processes, the table and the JSON with the host
 //! facts and git revision) lives in the `informer-benches` crate; see BENCHMARKS.md. Extra
-//! arguments go to `informer-bench orchestrate` unchanged (`--reps 5`, `--scenarios sync,decode`).
+//! arguments go to `informer-bench orchestrate` unchanged (`--reps 5`, `--scenarios sync,decode`;
+//! `--scenarios clusters --clusters 20 --cluster-pods 2000` for scenario 12, one fleet of many
+//! clusters against one client-go factory per cluster).
 //!
 //! Without a Go toolchain (or when a Go build fails) the benchmark runs without that Go child
 //! and says so; with `CI=true` that is an error instead, so CI never silently drops a Go side.

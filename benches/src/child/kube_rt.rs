@@ -123,6 +123,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         (Scenario::Shard, _) => anyhow::bail!("kube-runtime has no sharded list and watch"),
         (Scenario::Scale, _) => anyhow::bail!("the scale run measures informer-rs's compact Pod"),
         (Scenario::Operator, _) => anyhow::bail!("scenario operator has no kube-runtime side"),
+        (Scenario::Clusters, _) => anyhow::bail!("scenario clusters has no kube-runtime side"),
     }
 }
 

@@ -3,6 +3,7 @@
 //! Children are separate processes so that each measures only itself: the counting allocator and
 //! `VmHWM` start from zero, and neither the server nor the other implementation is counted.
 
+mod clusters;
 mod decode;
 mod kube_rt;
 pub mod operator;
@@ -68,6 +69,9 @@ pub struct ChildSpec {
     /// Offer gzip (`Accept-Encoding: gzip`, T3).
     #[arg(long)]
     pub gzip: bool,
+    /// Scenario 12: every cluster's server, comma-separated (`--url` is the first).
+    #[arg(long, value_delimiter = ',')]
+    pub cluster_urls: Vec<String>,
     /// Decode threads of the informer (informer-rs children, `ours::decode_pool`) and of the
     /// decode scenario's pooled pass; `None`: the runtime's default (one per core) for the
     /// informers, two for the decode scenario.
@@ -107,6 +111,8 @@ pub fn main(spec: ChildSpec) -> i32 {
             Impl::Ours if spec.scenario == Scenario::Operator => {
                 operator::run(&spec, &mut io).await
             }
+            // Scenario 12 has one informer-rs side, the fleet at its defaults.
+            Impl::Ours if spec.scenario == Scenario::Clusters => clusters::run(&spec).await,
             Impl::Ours | Impl::OursStreaming | Impl::OursOrdered | Impl::OursProto => {
                 ours::run(&spec, &mut io).await
             }

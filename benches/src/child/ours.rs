@@ -147,6 +147,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             anyhow::bail!("the scale run measures the compact Pod and the projection")
         }
         Scenario::Operator => anyhow::bail!("scenario operator runs child::operator"),
+        Scenario::Clusters => anyhow::bail!("scenario clusters runs child::clusters"),
     }
 }
 

@@ -11,6 +11,7 @@
 //! [`current`] are the goals of the benchmark today; [`earlier`] those of earlier rounds that
 //! no current goal supersedes, kept as regression checks.
 
+mod clusters;
 mod operator;
 
 use crate::baseline::{self, Baseline, BaselineEntry};
@@ -44,6 +45,7 @@ impl Goal {
 pub fn judge(report: &mut Report, baseline: Option<&Baseline>) {
     report.goals = current(report, baseline);
     report.goals.extend(operator::goals(report));
+    report.goals.extend(clusters::goals(report));
     report.earlier_goals = earlier(report);
 }
 

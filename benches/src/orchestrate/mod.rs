@@ -13,6 +13,7 @@
 //! orchestrator puts in front of kube-apiserver (`proxy.rs`); the sharded sync and the scale
 //! run cannot run there (`Scenario::not_on_kube_apiserver` says why).
 
+mod clusters;
 mod operator;
 mod proxy;
 mod real;
@@ -83,6 +84,12 @@ pub struct OrchestrateArgs {
     /// Scenario 11: Pods the Deployments select [ten per Deployment].
     #[arg(long)]
     pub deployment_pods: Option<usize>,
+    /// Scenario 12: clusters, one informer-testserver each [full: 20, quick: 4].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub clusters: Option<u16>,
+    /// Scenario 12: distinct Pods on each cluster's server [full: 2000, quick: 500].
+    #[arg(long, value_name = "N")]
+    pub cluster_pods: Option<usize>,
     /// Seed a real kube-apiserver with etcd (informer-envtest, built with Go) over HTTP instead
     /// of informer-testserver, and run against it the scenarios the goals read (sync, updates,
     /// relist, decode; `--scenarios` may add ns-query, four, sync-strip and sync-meta).
@@ -139,6 +146,8 @@ pub(crate) struct Plan {
     pub(crate) controller_runtime: Option<PathBuf>,
     /// Scenario 11's Deployments and Pods.
     pub(crate) fleet: Fleet,
+    /// Scenario 12's clusters.
+    pub(crate) clusters: clusters::Clusters,
     /// Sync from kube-apiserver instead of informer-testserver.
     pub(crate) kube_apiserver: bool,
     /// Children offer gzip.
@@ -199,6 +208,10 @@ impl Plan {
             client_go: a.client_go.clone(),
             controller_runtime: a.controller_runtime.clone(),
             fleet,
+            clusters: clusters::Clusters::new(
+                a.clusters.map_or(if a.quick { 4 } else { 20 }, usize::from),
+                a.cluster_pods.unwrap_or(if a.quick { 500 } else { 2_000 }),
+            ),
             kube_apiserver: a.kube_apiserver,
             gzip: a.gzip,
             decode_threads: a.decode_threads.map(usize::from),
@@ -298,8 +311,9 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
     let mut runs: Vec<RunRecord> = Vec::new();
-    // Every scenario but the operator's runs on one server seeded with the Pod corpus.
-    let main = if plan.scenarios.iter().any(|s| *s != Scenario::Operator) {
+    // Every scenario but the operator's and the clusters' runs on one server seeded with the
+    // Pod corpus.
+    let main = if plan.scenarios.iter().any(|s| !s.own_servers()) {
         Some(main_phase(&plan, &args, &exe, &mut runs).await?)
     } else {
         None
@@ -314,17 +328,32 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         runs.extend(operator_runs);
         fleet = Some(facts);
     }
+    // Scenario 12 runs on servers of its own, one per cluster (`clusters.rs`).
+    let mut clusters = None;
+    if plan.scenarios.contains(&Scenario::Clusters)
+        && plan.impls_of(Scenario::Clusters).next().is_some()
+    {
+        let (cluster_runs, facts) = clusters::phase(&plan, &exe).await?;
+        runs.extend(cluster_runs);
+        clusters = Some(facts);
+    }
     let main = match main {
         Some(main) => main,
-        // An operator-only run seeded no Pod corpus: its figures are the fleet's.
+        // An operator-only (or clusters-only) run seeded no Pod corpus: its figures are the
+        // fleet's.
         None => MainFacts {
             pod_json_bytes: 0.0,
             pod_sizes: sizes::measure(&plan.pods, 20)?,
             seed_s: 0.0,
             server_rss_mib: 0.0,
-            server: fleet
-                .as_ref()
-                .map_or_else(String::new, |f| f.server.clone()),
+            server: fleet.as_ref().map_or_else(
+                || {
+                    clusters
+                        .as_ref()
+                        .map_or_else(String::new, |c| c.server.clone())
+                },
+                |f| f.server.clone(),
+            ),
         },
     };
 
@@ -345,6 +374,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         corpus: plan.pods.corpus(),
         decode_threads: plan.decode_threads,
         operator: fleet,
+        clusters,
     };
     let mut report = Report::new(revision, started_unix, host, config, runs);
     crate::goals::judge(&mut report, baseline.as_ref());
@@ -429,7 +459,7 @@ async fn main_phase(
         .scenarios
         .iter()
         .copied()
-        .filter(|s| *s != Scenario::Operator)
+        .filter(|s| !s.own_servers())
         .collect();
     let mut runner = run::Runner::new(exe.to_path_buf(), &server, plan);
     // One untimed child first: the very first child of a run was consistently 40-70% slower than
@@ -543,6 +573,36 @@ mod tests {
             assert!(err.to_string().contains(refused), "{err}");
         }
         assert!(plan(&["--scenarios", "shard"]).check_server().is_ok());
+    }
+
+    #[test]
+    fn clusters_run_on_test_servers_of_their_own_at_their_sizes() {
+        let full = plan(&[]);
+        assert!(full.scenarios.contains(&Scenario::Clusters));
+        assert_eq!((full.clusters.n, full.clusters.pods_each), (20, 2_000));
+        let quick = plan(&["--quick"]);
+        assert_eq!((quick.clusters.n, quick.clusters.pods_each), (4, 500));
+        let asked = plan(&[
+            "--scenarios",
+            "clusters",
+            "--clusters",
+            "3",
+            "--cluster-pods",
+            "200",
+        ]);
+        assert_eq!(asked.scenarios, [Scenario::Clusters]);
+        assert_eq!((asked.clusters.n, asked.clusters.pods_each), (3, 200));
+        // The main Pod set is not the clusters' and is not seeded for them.
+        assert!(asked.scenarios.iter().all(|s| s.own_servers()));
+        assert!(Cli::try_parse_from(["orchestrate", "--clusters", "0"]).is_err());
+        // client-go's side only with its child.
+        let sides: Vec<Impl> = asked.impls_of(Scenario::Clusters).collect();
+        assert_eq!(sides, [Impl::Ours]);
+        let err = plan(&["--kube-apiserver", "--scenarios", "clusters"])
+            .check_server()
+            .expect_err("refused on kube-apiserver");
+        assert!(err.to_string().contains("one server per cluster"), "{err}");
+        assert!(!KUBE_APISERVER_SCENARIOS.contains(&Scenario::Clusters));
     }
 
     #[test]

@@ -434,10 +434,10 @@ pub(super) fn check_wire_format(
     }
 }
 
-/// Fails the run when an initial sync (scenarios 1 and 1b) did not list as its column must:
-/// in scenario 1b every side lists in pages; in scenario 1 informer-rs and client-go stream
-/// (both defaults: no LIST request at all) and kube-runtime, whose default is the paged LIST,
-/// lists. A client that quietly fell back to the other mode would otherwise be compared with a
+/// Fails the run when an initial sync (scenarios 1, 1b and 12) did not list as its column must:
+/// in scenario 1b every side lists in pages; in scenarios 1 and 12 informer-rs and client-go
+/// stream (both defaults: no LIST request at all) and kube-runtime, whose default is the paged
+/// LIST, lists. A client that quietly fell back to the other mode would otherwise be compared with a
 /// side it does not match.
 pub(super) fn check_initial_list(
     scenario: Scenario,
@@ -447,6 +447,8 @@ pub(super) fn check_initial_list(
     let streams = match scenario {
         Scenario::SyncPaged => false,
         Scenario::Sync => !matches!(imp, Impl::Kube | Impl::KubeShared),
+        // Both fleets at their defaults stream every cluster's initial list.
+        Scenario::Clusters => true,
         _ => return Ok(()),
     };
     match (streams, counts.lists) {

@@ -214,6 +214,30 @@ impl BenchServer {
         Ok(sampled.0 as f64 / sampled.1.max(1) as f64)
     }
 
+    /// Scenario 12: creates every namespace of `pods` and Pods `which` of it, through the test
+    /// server's store path (one cluster's share of the distinct corpus).
+    pub(crate) async fn seed_cluster(
+        &self,
+        pods: &PodSet,
+        which: std::ops::Range<usize>,
+    ) -> anyhow::Result<()> {
+        let server = self.test()?;
+        for n in 0..pods.namespaces {
+            server
+                .create_json(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}}))
+                .context("creating a namespace")?;
+        }
+        for i in which {
+            server
+                .create_json(pods.pod_json(i))
+                .with_context(|| format!("creating Pod {i}"))?;
+            if i % 4096 == 4095 {
+                tokio::task::yield_now().await;
+            }
+        }
+        Ok(())
+    }
+
     /// Creates scenario 11's namespaces, Deployments and Pods: through the test server's store
     /// path, or over HTTP on kube-apiserver.
     pub(crate) async fn seed_fleet(&self, fleet: &Fleet) -> anyhow::Result<()> {
