@@ -261,28 +261,30 @@ impl Drop for Account {
 /// is abandoned when its page ends.
 pub(crate) struct ListCharge {
     account: Arc<Account>,
-    count: AtomicUsize,
-    breach: Mutex<Option<Breach>>,
+    /// The objects kept so far, and the breach that stopped the list once one did.
+    state: Mutex<(usize, Option<Breach>)>,
 }
 
 impl ListCharge {
     pub(crate) fn new(account: Arc<Account>) -> Self {
         ListCharge {
             account,
-            count: AtomicUsize::new(0),
-            breach: Mutex::new(None),
+            state: Mutex::new((0, None)),
         }
     }
 
     /// Whether one more decoded object may be kept; false once the list went past the budget.
     pub(crate) fn admit(&self) -> bool {
-        let mut breach = self.breach.lock();
+        let mut state = self.state.lock();
+        let (kept, breach) = &mut *state;
         if breach.is_some() {
             return false;
         }
-        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
-        match self.account.listing(n) {
-            Ok(()) => true,
+        match self.account.listing(*kept + 1) {
+            Ok(()) => {
+                *kept += 1;
+                true
+            }
             Err(b) => {
                 *breach = Some(b);
                 false
@@ -292,7 +294,7 @@ impl ListCharge {
 
     /// The breach that stopped the list, if one did.
     pub(crate) fn breach(&self) -> Option<Breach> {
-        self.breach.lock().clone()
+        self.state.lock().1.clone()
     }
 }
 

@@ -21,7 +21,9 @@ use std::time::Instant;
 use anyhow::bail;
 
 use super::Plan;
-use super::run::{Running, check_initial_list, check_wire_format, command, say};
+use super::run::{
+    Running, check_initial_list, check_wire_format, command, decode_thread_args, say,
+};
 use super::server::{BenchServer, RequestCounts};
 use crate::podset::PodSet;
 use crate::protocol::{ChildMsg, Impl, Metrics, Scenario};
@@ -189,13 +191,7 @@ fn spawn(plan: &Plan, exe: &Path, servers: &[BenchServer], imp: Impl) -> anyhow:
         .args(["--namespaces", &clusters.pods().namespaces.to_string()])
         .args(["--page-size", &plan.page_size.to_string()])
         .args(plan.gzip.then_some("--gzip"))
-        // The Go child has no decode pool to size.
-        .args(
-            plan.decode_threads
-                .filter(|_| !imp.is_go())
-                .iter()
-                .flat_map(|n| ["--decode-threads".to_string(), n.to_string()]),
-        );
+        .args(decode_thread_args(plan, imp));
     Running::start(process, exe, plan.child_timeout)
 }
 

@@ -178,13 +178,7 @@ impl<'a> Runner<'a> {
             // Both children: the paged LIST where the scenario pins it, else the side's default.
             .args(scenario.paged().then_some("--paged"))
             .args(plan.gzip.then_some("--gzip"))
-            // The Go child has no decode pool to size: only informer-bench's children take it.
-            .args(
-                plan.decode_threads
-                    .filter(|_| !imp.is_go())
-                    .iter()
-                    .flat_map(|n| ["--decode-threads".to_string(), n.to_string()]),
-            )
+            .args(decode_thread_args(plan, imp))
             .args(
                 self.server
                     .kubeconfig(scenario)
@@ -384,6 +378,16 @@ pub(super) fn say(record: &RunRecord, took: Duration) {
         ),
         Some(e) => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}"),
     }
+}
+
+/// `--decode-threads N` when the plan sizes the decode pool and `imp` is one of
+/// informer-bench's children: the Go children have no decode pool to size.
+pub(super) fn decode_thread_args(plan: &Plan, imp: Impl) -> Vec<String> {
+    plan.decode_threads
+        .filter(|_| !imp.is_go())
+        .iter()
+        .flat_map(|n| ["--decode-threads".to_string(), n.to_string()])
+        .collect()
 }
 
 /// The command that runs `exe`, under `INFORMER_BENCH_WRAP` when set:
