@@ -195,6 +195,9 @@ impl<'a> Runner<'a> {
         rep: usize,
     ) -> anyhow::Result<Metrics> {
         let sentinel = format!("relist-sentinel-{}-{rep}", imp.name());
+        // Every child meets the server just collected (kube-apiserver's Go heap), so its
+        // collections do not fall on one side's repetitions by the order they run in.
+        self.server.settle().await?;
         self.server.clear_requests();
         let mut hold = None;
         if scenario == Scenario::Updates {

@@ -162,6 +162,15 @@ impl BenchServer {
         }
     }
 
+    /// Puts the server in the same state before every repetition: on kube-apiserver, a full
+    /// garbage collection ([`RealServer::collect_garbage`]); informer-testserver has no collector.
+    pub(crate) async fn settle(&self) -> anyhow::Result<()> {
+        match &self.backend {
+            Backend::Test(_) => Ok(()),
+            Backend::Real(real) => real.collect_garbage().await,
+        }
+    }
+
     /// The base URL children of `scenario` connect to: on kube-apiserver, the proxy's for the
     /// scenarios with server hooks.
     pub(crate) fn url(&self, scenario: Scenario) -> String {
