@@ -108,12 +108,19 @@ const RUN_BYTES: usize = 256 << 10;
 
 /// The most bytes of events read ahead of the consumer (T6): taken off the connection and
 /// not yet handed on, whether queued, decoding or decoded (counted by their size on the wire).
-/// No further event is read while this many are held, so at most one event (the one that
-/// crossed it, at most M16's line cap) goes past it, besides the event the framer is cutting
-/// out. Counting runs alone held up to `2 x threads x 32` events: gigabytes of 1 MiB events
+/// It is split between the task that reads ([`READER_BYTES`]) and the decoder ([`DECODER_BYTES`]);
+/// neither takes a further event while its share is used, so at most two events (one waiting
+/// for room in each, at most M16's line cap each) go past it, besides the event the framer is
+/// cutting out. Counting runs alone held up to `2 x threads x 32` events: gigabytes of 1 MiB events
 /// on a large machine. 16 MiB keeps 16 threads busy on 1 MiB events, and every thread on
 /// Pod-sized ones.
 pub(super) const AHEAD_BYTES: usize = 16 << 20;
+
+/// The share of [`AHEAD_BYTES`] read and not yet taken by [`Ahead`] ([`read_on_own_task`]).
+const READER_BYTES: usize = AHEAD_BYTES / 2;
+
+/// The share of [`AHEAD_BYTES`] that [`Ahead`] holds: queued, decoding or decoded.
+const DECODER_BYTES: usize = AHEAD_BYTES - READER_BYTES;
 
 /// A run expected to take this long or longer to decode is decoded on the decode pool (T6); a
 /// shorter one costs less to decode than to hand over. Handing the pool one Pod-sized event at
@@ -217,7 +224,7 @@ where
         .boxed()
     });
     Ahead {
-        frames: frames.boxed(),
+        frames: read_on_own_task(frames),
         start,
         runs: FuturesOrdered::new(),
         out: Vec::new().into_iter(),
@@ -225,6 +232,45 @@ where
         max_runs,
         ended: false,
     }
+    .boxed()
+}
+
+/// Reads a watch body's events on a task of its own (T6), so that the socket is drained while
+/// the watch's task decodes a run inline or applies what it decoded: read on that task, every
+/// event waited until it was free, and on kube-apiserver the two sides took turns (our child
+/// 1.1 cores busy, the machine 0.8, no thread near a whole core). At most [`READER_BYTES`] of
+/// events wait between this task and [`Ahead`] (an event counts its size, at least 1 and at
+/// most the whole allowance, so one of the line cap's size still passes), besides the one event
+/// waiting for room; [`Ahead`] holds the rest of [`AHEAD_BYTES`]. Dropping the stream aborts the task, which drops the body
+/// and so the connection, even while no event arrives. Outside a Tokio runtime the events are
+/// read on the consumer's task, as before.
+fn read_on_own_task(
+    frames: impl Stream<Item = Result<Bytes>> + Send + 'static,
+) -> BoxStream<'static, Result<Bytes>> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return frames.boxed();
+    };
+    let room = Arc::new(tokio::sync::Semaphore::new(READER_BYTES));
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let reader = runtime.spawn(async move {
+        let mut frames = std::pin::pin!(frames);
+        while let Some(event) = frames.next().await {
+            let size = event.as_ref().map_or(0, Bytes::len).clamp(1, READER_BYTES);
+            let size = u32::try_from(size).unwrap_or(u32::MAX);
+            let Ok(permit) = Arc::clone(&room).acquire_many_owned(size).await else {
+                return;
+            };
+            if tx.send((event, permit)).is_err() {
+                return;
+            }
+        }
+    });
+    let guard = tokio_util::task::AbortOnDropHandle::new(reader);
+    futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        // The event's room is given back as it is handed on.
+        let (event, _room): (Result<Bytes>, tokio::sync::OwnedSemaphorePermit) = rx.recv().await?;
+        Some((event, (rx, guard)))
+    })
     .boxed()
 }
 
@@ -251,9 +297,9 @@ impl<K> Ahead<K> {
     /// Starts runs of the events already read while there is room: fewer than `max_runs` runs
     /// and fewer than [`AHEAD_BYTES`] held.
     fn fill(&mut self, cx: &mut Context<'_>) {
-        while !self.ended && self.runs.len() < self.max_runs && self.held < AHEAD_BYTES {
+        while !self.ended && self.runs.len() < self.max_runs && self.held < DECODER_BYTES {
             let (mut run, mut bytes, mut waiting) = (Vec::new(), 0, false);
-            while run.len() < EVENT_RUN && bytes < RUN_BYTES && self.held + bytes < AHEAD_BYTES {
+            while run.len() < EVENT_RUN && bytes < RUN_BYTES && self.held + bytes < DECODER_BYTES {
                 match self.frames.poll_next_unpin(cx) {
                     Poll::Ready(Some(event)) => {
                         bytes += event.as_ref().map_or(0, Bytes::len);
@@ -371,6 +417,91 @@ mod tests {
         assert!(
             pooled >= 100,
             "{pooled} of 200 events decoded on the pool: the rest cost 300 µs each on the watch's task"
+        );
+    }
+
+    /// A source of `n` events of `size` bytes, each numbered, that counts the bytes taken from it.
+    fn counted_source(
+        n: usize,
+        size: usize,
+        taken: Arc<AtomicU64>,
+    ) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        futures::stream::iter(0..n).map(move |i| {
+            taken.fetch_add(size as u64, Ordering::SeqCst);
+            let mut event = vec![0u8; size];
+            event[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            Ok(Bytes::from(event))
+        })
+    }
+
+    /// `events`, saying through `dropped` when it is dropped.
+    fn guarded(
+        events: impl Stream<Item = Result<Bytes>> + Send + 'static,
+        dropped: Arc<std::sync::atomic::AtomicBool>,
+    ) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        struct OnDrop(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let on_drop = OnDrop(dropped);
+        events.map(move |e| {
+            let _keep = &on_drop;
+            e
+        })
+    }
+
+    /// Waits, yielding to the runtime, until `done` holds (at most `limit`).
+    async fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + limit;
+        while !done() {
+            if Instant::now() > deadline {
+                return false;
+            }
+            tokio::task::yield_now().await;
+        }
+        true
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn t6_the_reader_task_keeps_wire_order_and_reads_at_most_its_allowance_ahead() {
+        let taken = Arc::new(AtomicU64::new(0));
+        let size = 1 << 20;
+        let n = 3 * AHEAD_BYTES / size;
+        let mut events = read_on_own_task(counted_source(n, size, Arc::clone(&taken)));
+        // Nobody consumes: the reader stops once its allowance is used, one event past it at most.
+        let full = READER_BYTES as u64;
+        let secs = Duration::from_secs(5);
+        assert!(until(secs, || taken.load(Ordering::SeqCst) >= full).await);
+        let past = full + size as u64;
+        assert!(
+            !until(Duration::from_millis(300), || taken.load(Ordering::SeqCst)
+                > past)
+            .await,
+            "the reader took {} bytes with nobody consuming, over its {past}",
+            taken.load(Ordering::SeqCst)
+        );
+        for i in 0..n {
+            let event = events.next().await.expect("an event").expect("no error");
+            assert_eq!(event[..8], (i as u64).to_le_bytes(), "wire order");
+        }
+        assert!(events.next().await.is_none());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn t6_dropping_the_events_drops_the_body_read_on_its_own_task() {
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // A source that delivers one event and then never another: an idle watch.
+        let source = counted_source(1, 64, Arc::default()).chain(futures::stream::pending());
+        let source = guarded(source, Arc::clone(&dropped));
+        let mut events = read_on_own_task(source);
+        assert!(events.next().await.is_some());
+        assert!(!dropped.load(Ordering::SeqCst));
+        drop(events);
+        assert!(
+            until(Duration::from_secs(5), || dropped.load(Ordering::SeqCst)).await,
+            "the reader task still holds the body of a dropped watch"
         );
     }
 

@@ -173,8 +173,9 @@ fn large_config_map(name: &str, rv: u64, size: usize) -> String {
 
 /// T6: a watch decodes ahead of its consumer within a byte bound, not a count of events: 1 MiB
 /// events on a pool of 16 threads (32 runs of up to 32 events by count alone) are read at most
-/// 16 MiB (`framing::AHEAD_BYTES`) plus the event that crosses it and the piece the framer
-/// cuts it from ahead of what the consumer has taken, and every event arrives, in order.
+/// 16 MiB (`framing::AHEAD_BYTES`, shared by the task that reads and the decoder) plus the
+/// event waiting for room in each and the piece the framer cuts it from ahead of what the
+/// consumer has taken, and every event arrives, in order.
 #[tokio::test]
 async fn t6_watch_reads_ahead_within_a_byte_bound() {
     const EVENT: usize = 1 << 20;
@@ -210,7 +211,7 @@ async fn t6_watch_reads_ahead_within_a_byte_bound() {
         most_ahead = most_ahead.max(lw.bytes_received() - consumed);
     }
     assert!(events.next().await.is_none(), "the body has ended");
-    let limit = BOUND + (EVENT + 200 + PIECE) as u64;
+    let limit = BOUND + (2 * (EVENT + 200) + PIECE) as u64;
     assert!(
         most_ahead <= limit,
         "{most_ahead} bytes read ahead of the consumer, more than {limit}"
