@@ -62,6 +62,8 @@ pub mod projection;
 pub mod reflector;
 pub mod shard;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 
 /// Rate-limited work queues (W1-W9): the [`informer-workqueue`](informer_workqueue) crate,
 /// re-exported here so that `informer_runtime::workqueue::RateLimitingQueue` keeps working. It

@@ -235,15 +235,12 @@ where
     .boxed()
 }
 
-/// Reads a watch body's events on a task of its own (T6), so that the socket is drained while
-/// the watch's task decodes a run inline or applies what it decoded: read on that task, every
-/// event waited until it was free, and on kube-apiserver the two sides took turns (our child
-/// 1.1 cores busy, the machine 0.8, no thread near a whole core). At most [`READER_BYTES`] of
-/// events wait between this task and [`Ahead`] (an event counts its size, at least 1 and at
-/// most the whole allowance, so one of the line cap's size still passes), besides the one event
-/// waiting for room; [`Ahead`] holds the rest of [`AHEAD_BYTES`]. Dropping the stream aborts the task, which drops the body
-/// and so the connection, even while no event arrives. Outside a Tokio runtime the events are
-/// read on the consumer's task, as before.
+/// Reads a watch body's events on a task of its own (T6), so that a decode or an apply on the
+/// watch's task never delays the next read. At most [`READER_BYTES`] of events wait between
+/// this task and [`Ahead`], besides the one event waiting for room (an event is charged its
+/// size, at least 1 and at most [`READER_BYTES`], so one of M16's line cap still passes).
+/// Dropping the stream aborts the task, which drops the body and so the connection, even while
+/// no event arrives. Outside a Tokio runtime the events are read on the consumer's task.
 fn read_on_own_task(
     frames: impl Stream<Item = Result<Bytes>> + Send + 'static,
 ) -> BoxStream<'static, Result<Bytes>> {
@@ -274,7 +271,7 @@ fn read_on_own_task(
     .boxed()
 }
 
-/// The events of a watch decoded ahead of the consumer in runs, within [`AHEAD_BYTES`] and
+/// The events of a watch decoded ahead of the consumer in runs, within [`DECODER_BYTES`] and
 /// `max_runs` runs, handed on in wire order (T6).
 struct Ahead<K> {
     frames: BoxStream<'static, Result<Bytes>>,
@@ -295,7 +292,7 @@ impl<K> Unpin for Ahead<K> {}
 
 impl<K> Ahead<K> {
     /// Starts runs of the events already read while there is room: fewer than `max_runs` runs
-    /// and fewer than [`AHEAD_BYTES`] held.
+    /// and fewer than [`DECODER_BYTES`] held.
     fn fill(&mut self, cx: &mut Context<'_>) {
         while !self.ended && self.runs.len() < self.max_runs && self.held < DECODER_BYTES {
             let (mut run, mut bytes, mut waiting) = (Vec::new(), 0, false);
@@ -351,6 +348,7 @@ impl<K> Stream for Ahead<K> {
 mod tests {
     use super::*;
     use crate::list_watch::format::Json;
+    use crate::test_support::until;
     use k8s_openapi::api::core::v1::ConfigMap;
     use std::time::Duration;
 
@@ -450,18 +448,6 @@ mod tests {
             let _keep = &on_drop;
             e
         })
-    }
-
-    /// Waits, yielding to the runtime, until `done` holds (at most `limit`).
-    async fn until(limit: Duration, done: impl Fn() -> bool) -> bool {
-        let deadline = Instant::now() + limit;
-        while !done() {
-            if Instant::now() > deadline {
-                return false;
-            }
-            tokio::task::yield_now().await;
-        }
-        true
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

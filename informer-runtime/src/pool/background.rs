@@ -264,18 +264,8 @@ pub(crate) fn encode(encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::until;
     use std::cell::Cell;
-
-    /// Waits (yielding to the runtime) until `cond` holds; false after `limit`.
-    async fn until(limit: Duration, cond: impl Fn() -> bool) -> bool {
-        tokio::time::timeout(limit, async {
-            while !cond() {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .is_ok()
-    }
 
     /// P3: a sweep task that finds another task's pass running waits for its end without
     /// spinning (it is woken once, not polled in a loop), and runs its own pass after it.
