@@ -118,6 +118,10 @@ pub(super) const AHEAD_BYTES: usize = 16 << 20;
 
 /// The share of [`AHEAD_BYTES`] read and not yet taken by [`Ahead`] ([`read_on_own_task`]).
 const READER_BYTES: usize = AHEAD_BYTES / 2;
+const _: () = assert!(
+    READER_BYTES <= u32::MAX as usize,
+    "an event's charge is a u32 of permits"
+);
 
 /// The share of [`AHEAD_BYTES`] that [`Ahead`] holds: queued, decoding or decoded.
 const DECODER_BYTES: usize = AHEAD_BYTES - READER_BYTES;
@@ -252,8 +256,8 @@ fn read_on_own_task(
     let reader = runtime.spawn(async move {
         let mut frames = std::pin::pin!(frames);
         while let Some(event) = frames.next().await {
-            let size = event.as_ref().map_or(0, Bytes::len).clamp(1, READER_BYTES);
-            let size = u32::try_from(size).unwrap_or(u32::MAX);
+            // At most READER_BYTES, which fits a u32 (asserted at its definition).
+            let size = event.as_ref().map_or(0, Bytes::len).clamp(1, READER_BYTES) as u32;
             let Ok(permit) = Arc::clone(&room).acquire_many_owned(size).await else {
                 return;
             };
@@ -432,24 +436,6 @@ mod tests {
         })
     }
 
-    /// `events`, saying through `dropped` when it is dropped.
-    fn guarded(
-        events: impl Stream<Item = Result<Bytes>> + Send + 'static,
-        dropped: Arc<std::sync::atomic::AtomicBool>,
-    ) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        struct OnDrop(Arc<std::sync::atomic::AtomicBool>);
-        impl Drop for OnDrop {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::SeqCst);
-            }
-        }
-        let on_drop = OnDrop(dropped);
-        events.map(move |e| {
-            let _keep = &on_drop;
-            e
-        })
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn t6_the_reader_task_keeps_wire_order_and_reads_at_most_its_allowance_ahead() {
         let taken = Arc::new(AtomicU64::new(0));
@@ -477,16 +463,22 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn t6_dropping_the_events_drops_the_body_read_on_its_own_task() {
-        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        // A source that delivers one event and then never another: an idle watch.
-        let source = counted_source(1, 64, Arc::default()).chain(futures::stream::pending());
-        let source = guarded(source, Arc::clone(&dropped));
+        // A source that delivers one event and then never another (an idle watch), owning
+        // `body` as a watch's stream owns its connection.
+        let body = Arc::new(());
+        let held = Arc::downgrade(&body);
+        let source = counted_source(1, 64, Arc::default())
+            .chain(futures::stream::pending())
+            .map(move |event| {
+                let _owned = &body;
+                event
+            });
         let mut events = read_on_own_task(source);
         assert!(events.next().await.is_some());
-        assert!(!dropped.load(Ordering::SeqCst));
+        assert_eq!(held.strong_count(), 1, "the reader task holds the body");
         drop(events);
         assert!(
-            until(Duration::from_secs(5), || dropped.load(Ordering::SeqCst)).await,
+            until(Duration::from_secs(5), || held.strong_count() == 0).await,
             "the reader task still holds the body of a dropped watch"
         );
     }
