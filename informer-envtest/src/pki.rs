@@ -50,6 +50,15 @@ pub(crate) fn token() -> Result<String, Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// A random number from the system's random source.
+pub(crate) fn random_u32() -> Result<u32, Error> {
+    let mut bytes = [0u8; 4];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| Error::Unavailable("the system's random source failed".into()))?;
+    Ok(u32::from_le_bytes(bytes))
+}
+
 /// Writes `tokens.csv` (the token of `envtest-admin`, in `system:masters`) into `dir`.
 pub(crate) fn write_token_file(dir: &Path, token: &str) -> Result<(), Error> {
     let line = format!("{token},envtest-admin,envtest-admin,\"system:masters\"\n");

@@ -7,11 +7,13 @@
 //! removes the server's data directory. When the program exits by itself (a failed start), the
 //! watchdog exits with its status and leaves the directory, with the log, for reading.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::Error;
+use crate::{Error, pki};
 
 /// `sh -c WATCHDOG sh DIR PIDFILE PROGRAM ARGS...`.
 const WATCHDOG: &str = r#"
@@ -128,14 +130,125 @@ impl Supervised {
     }
 }
 
-/// An unused loopback port (asked of the kernel, then released for the server to take, as
-/// controller-runtime's envtest does).
-pub(crate) fn free_port() -> Result<u16, Error> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(Error::io("asking for a free loopback port"))?;
-    let port = listener
-        .local_addr()
-        .map_err(Error::io("reading a free loopback port"))?
-        .port();
-    Ok(port)
+/// Ports this process has handed out: two servers started at once in one process never get the
+/// same port, and a server's ports are never handed out again.
+static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+
+/// `N` distinct loopback ports, each free when asked (bound, and all held until every one is
+/// found), then released for the servers to take.
+///
+/// Between the release and the server's own bind, any outgoing connection on the machine may take
+/// a port from the kernel's ephemeral range (Linux's `ip_local_port_range`), and a test binary
+/// opens many. So the ports come from below that range, where no connection's local port is ever
+/// chosen, whenever the range leaves room there; where it does not, from the kernel
+/// (`127.0.0.1:0`, as controller-runtime's envtest asks). A port another program binds first is
+/// still possible: [`Envtest::start`](crate::Envtest::start) then starts again on new ports.
+pub(crate) fn loopback_ports<const N: usize>() -> Result<[u16; N], Error> {
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    pick(below_ephemeral(), pki::random_u32()?, &mut handed_out)
+}
+
+/// [`loopback_ports`] from `candidates` (tried in order from `offset`, wrapping), then from the
+/// kernel; none of `handed_out`, which gains the ports returned.
+fn pick<const N: usize>(
+    candidates: Option<std::ops::Range<u16>>,
+    offset: u32,
+    handed_out: &mut BTreeSet<u16>,
+) -> Result<[u16; N], Error> {
+    let mut held = Vec::with_capacity(N);
+    if let Some(candidates) = candidates.filter(|c| !c.is_empty()) {
+        let span = u32::from(candidates.end - candidates.start);
+        for i in 0..span {
+            if held.len() == N {
+                break;
+            }
+            let Ok(step) = u16::try_from((offset % span + i) % span) else {
+                continue;
+            };
+            let port = candidates.start + step;
+            if handed_out.contains(&port) {
+                continue;
+            }
+            if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+                held.push((port, listener));
+            }
+        }
+    }
+    // The kernel's choice, for what the candidates did not give: `N` tries per port still
+    // missing, as a port already handed out may come back.
+    for _ in 0..N * N {
+        if held.len() == N {
+            break;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(Error::io("asking for a free loopback port"))?;
+        let port = listener
+            .local_addr()
+            .map_err(Error::io("reading a free loopback port"))?
+            .port();
+        if !handed_out.contains(&port) && held.iter().all(|(p, _)| *p != port) {
+            held.push((port, listener));
+        }
+    }
+    let ports: Vec<u16> = held.iter().map(|(port, _)| *port).collect();
+    let ports: [u16; N] = ports.try_into().map_err(|found: Vec<u16>| {
+        Error::Unavailable(format!(
+            "found {} free loopback ports of the {N} needed",
+            found.len()
+        ))
+    })?;
+    handed_out.extend(ports);
+    Ok(ports)
+}
+
+/// The ports below the kernel's ephemeral range that servers may take, if that range is known
+/// and leaves at least 4 096 ports above 1 024 below it: its lower half, `low / 2 .. low`, which
+/// keeps clear of the well-known ports servers listen on (6443, 10250, ...).
+fn below_ephemeral() -> Option<std::ops::Range<u16>> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let low: u16 = text.split_whitespace().next()?.parse().ok()?;
+    let start = (low / 2).max(1024);
+    (low.saturating_sub(start) >= 4096).then_some(start..low)
+}
+
+/// Whether a failed start failed because a server could not bind its port.
+pub(crate) fn port_taken(error: &Error) -> bool {
+    matches!(error, Error::Start { reason, log_tail }
+        if reason.contains("address already in use") || log_tail.contains("address already in use"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_distinct_bindable_never_repeated_and_clear_of_the_ephemeral_range() {
+        let [a, b, c] = loopback_ports().unwrap();
+        let [d, e, f] = loopback_ports().unwrap();
+        let all = BTreeSet::from([a, b, c, d, e, f]);
+        assert_eq!(all.len(), 6, "{all:?}");
+        for port in all {
+            std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+            if let Some(range) = below_ephemeral() {
+                assert!(range.contains(&port), "{port} outside {range:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_candidate_bound_elsewhere_or_handed_out_is_passed_over() {
+        let [port] = loopback_ports().unwrap();
+        let only = Some(port..port + 1);
+        // Free and not handed out (an empty set): the one candidate is the answer.
+        assert_eq!(pick(only.clone(), 7, &mut BTreeSet::new()).unwrap(), [port]);
+        // Handed out: the kernel's choice instead.
+        let mut handed_out = BTreeSet::from([port]);
+        let [other] = pick(only.clone(), 0, &mut handed_out).unwrap();
+        assert_ne!(other, port);
+        assert!(handed_out.contains(&other));
+        // Bound by another listener: passed over too.
+        let _listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let [other] = pick(only, 0, &mut BTreeSet::new()).unwrap();
+        assert_ne!(other, port);
+    }
 }

@@ -7,11 +7,14 @@ use std::time::{Duration, Instant};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::process::{Supervised, free_port};
+use crate::process::{self, Supervised};
 use crate::{Binaries, Error, Options, cache, pki};
 
 /// How long kube-apiserver may take to become ready (it bootstraps RBAC and priority classes).
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How many times a start is tried when a server finds its port taken ([`process::port_taken`]).
+const START_ATTEMPTS: u32 = 3;
 
 /// How long a stopping server may take before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -51,12 +54,33 @@ impl std::fmt::Debug for Envtest {
 
 impl Envtest {
     /// Finds or builds the binaries ([`Binaries`]), starts etcd and kube-apiserver on free
-    /// loopback ports and waits until `/readyz` answers `ok` (up to three minutes).
+    /// loopback ports and waits until `/readyz` answers `ok` (up to three minutes). A start that
+    /// fails because another program bound one of the ports first is tried again on new ports,
+    /// up to three times; the failed attempt's directory keeps its logs.
     pub async fn start(options: Options) -> Result<Envtest, Error> {
         let find = options.clone();
         let binaries = tokio::task::spawn_blocking(move || Binaries::find(&find))
             .await
             .map_err(|e| Error::Unavailable(format!("the build task failed: {e}")))??;
+        let mut attempt = 1;
+        loop {
+            match Envtest::launch(&options, &binaries).await {
+                Err(e) if attempt < START_ATTEMPTS && process::port_taken(&e) => {
+                    tracing::warn!(
+                        attempt,
+                        error = %e,
+                        "envtest: another program bound a port before its server did; starting again on new ports"
+                    );
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// One start on new ports and in a new data directory.
+    async fn launch(options: &Options, binaries: &Binaries) -> Result<Envtest, Error> {
+        let (options, binaries) = (options.clone(), binaries.clone());
         let run = cache::run_dir();
         std::fs::create_dir_all(&run).map_err(Error::io(format!("creating {}", run.display())))?;
         sweep_orphans(&run);
@@ -72,7 +96,7 @@ impl Envtest {
         pki::write_token_file(&dir, &token)?;
         pki::write_service_account_keys(&pki_dir)?;
 
-        let (etcd_port, peer_port, port) = (free_port()?, free_port()?, free_port()?);
+        let [etcd_port, peer_port, port] = process::loopback_ports()?;
         let etcd = format!("http://127.0.0.1:{etcd_port}");
         let server = format!("https://127.0.0.1:{port}");
         let etcd_args = etcd_args(&dir, &etcd, &format!("http://127.0.0.1:{peer_port}"));
@@ -414,15 +438,11 @@ fn sweep_orphans(run: &Path) {
     }
 }
 
-/// What a failed start's log says: its error lines (klog's `E` and `F` severities) and its last
-/// lines; the whole log stays at `path` for reading.
+/// What a failed start's log says: its error lines (klog's `E` and `F` severities, etcd's
+/// `error` and `fatal` levels) and its last lines; the whole log stays at `path` for reading.
 pub(crate) fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let is_error = |line: &&str| {
-        let mut chars = line.chars();
-        matches!(chars.next(), Some('E' | 'F')) && chars.next().is_some_and(|c| c.is_ascii_digit())
-    };
-    let errors: Vec<&str> = text.lines().filter(is_error).collect();
+    let errors: Vec<&str> = text.lines().filter(|line| is_error(line)).collect();
     let lines: Vec<&str> = text.lines().collect();
     format!(
         "(whole log: {})\nerrors:\n{}\nlast lines:\n{}",
@@ -430,4 +450,57 @@ pub(crate) fn tail(path: &Path) -> String {
         errors[errors.len().saturating_sub(15)..].join("\n"),
         lines[lines.len().saturating_sub(10)..].join("\n")
     )
+}
+
+/// Whether a log line is an error: klog's `E` and `F` severities (`E1201 ...`), or etcd's
+/// `"level":"error"` and `"level":"fatal"` (its JSON lines).
+fn is_error(line: &str) -> bool {
+    let mut chars = line.chars();
+    let klog =
+        matches!(chars.next(), Some('E' | 'F')) && chars.next().is_some_and(|c| c.is_ascii_digit());
+    klog || line.starts_with(r#"{"level":"error""#) || line.starts_with(r#"{"level":"fatal""#)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// etcd's line from a start whose peer port another program had bound first.
+    const ETCD_PORT_TAKEN: &str = r#"{"level":"fatal","ts":"2026-12-01T05:31:10.963071Z","caller":"etcdmain/etcd.go:157","msg":"discovery failed","error":"listen tcp 127.0.0.1:38733: bind: address already in use"}"#;
+
+    #[test]
+    fn error_lines_of_both_logs() {
+        assert!(is_error(ETCD_PORT_TAKEN));
+        assert!(is_error(
+            "E1201 05:31:10.963071   42 run.go:72] \"command failed\" err=\"boom\""
+        ));
+        assert!(is_error(r#"{"level":"error","msg":"x"}"#));
+        assert!(!is_error(r#"{"level":"info","msg":"x"}"#));
+        assert!(!is_error("I1201 05:31:10.963071   42 server.go:1] started"));
+        assert!(!is_error("Error budget: none"));
+    }
+
+    #[test]
+    fn a_taken_port_is_tried_again_and_nothing_else_is() {
+        let dir = std::env::temp_dir().join(format!("envtest-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("kube-apiserver.log");
+        std::fs::write(&log, format!("{ETCD_PORT_TAKEN}\n")).unwrap();
+        let taken = Error::Start {
+            reason: "kube-apiserver exited (exit status: 1)".into(),
+            log_tail: tail(&log),
+        };
+        assert!(process::port_taken(&taken), "{taken}");
+        assert!(taken.to_string().contains("errors:\n{\"level\":\"fatal\""));
+        std::fs::write(&log, "F1201 05:31:10.9 1 x.go:1] etcd: no such file\n").unwrap();
+        let other = Error::Start {
+            reason: "kube-apiserver exited (exit status: 1)".into(),
+            log_tail: tail(&log),
+        };
+        assert!(!process::port_taken(&other));
+        assert!(!process::port_taken(&Error::Unavailable(
+            "address already in use".into()
+        )));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
