@@ -7,7 +7,7 @@
 //! (K3), and a cluster-wide Pod informer from the same factory, whose lister the reconcile reads
 //! (compact Pods). The factory is `SharedInformerFactory::new`: `InformerConfig::default()` (the
 //! streaming initial list, V1, falling back to a paged LIST, R19), protobuf for built-in kinds
-//! (T1). Writes go through
+//! (T1), the process-wide decode pool unless `--decode-threads` sizes one. Writes go through
 //! `kube::Api<ConfigMap>` and are recorded (K2).
 //!
 //! The controller waits for its own kinds (C6); the reconcile also reads Pods, so it first
@@ -191,7 +191,15 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let cancel = CancellationToken::new();
     let _stop = cancel.clone().drop_guard();
-    let (shared, mut task) = start(SharedInformerFactory::new(client), cancel.clone());
+    // At its default unless `--decode-threads` asks (`1`: every watch read and decoded on its
+    // informer's own task, without the reader task of T6).
+    let factory = match spec.decode_threads {
+        None => SharedInformerFactory::new(client),
+        asked => SharedInformerFactory::builder(client)
+            .decode_pool(super::ours::decode_pool(asked)?)
+            .build(),
+    };
+    let (shared, mut task) = start(factory, cancel.clone());
     tokio::select! {
         proceed = io.expect(Command::Proceed) => proceed?,
         ended = &mut task => {

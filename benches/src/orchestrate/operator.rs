@@ -200,6 +200,7 @@ impl Run<'_> {
             .arg(plan.fleet.namespaces.to_string())
             .arg("--objects")
             .arg(plan.fleet.deployments.to_string())
+            .args(super::run::decode_thread_args(plan, self.imp))
             .args(
                 self.server
                     .kubeconfig(Scenario::Operator)
