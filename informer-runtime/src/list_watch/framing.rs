@@ -112,12 +112,17 @@ const RUN_BYTES: usize = 256 << 10;
 /// neither takes a further event while its share is used, so at most two events (one waiting
 /// for room in each, at most M16's line cap each) go past it, besides the event the framer is
 /// cutting out. Counting runs alone held up to `2 x threads x 32` events: gigabytes of 1 MiB events
-/// on a large machine. 16 MiB keeps 16 threads busy on 1 MiB events, and every thread on
-/// Pod-sized ones.
+/// on a large machine. The decoder's 15 MiB keep 15 threads busy on 1 MiB events, and every
+/// thread on Pod-sized ones.
 pub(super) const AHEAD_BYTES: usize = 16 << 20;
 
-/// The share of [`AHEAD_BYTES`] read and not yet taken by [`Ahead`] ([`read_on_own_task`]).
-const READER_BYTES: usize = AHEAD_BYTES / 2;
+/// The share of [`AHEAD_BYTES`] read and not yet taken by [`Ahead`] ([`read_on_own_task`]): four
+/// runs of [`RUN_BYTES`], so the decoder always finds a whole run read while the reader reads on.
+/// The reader only needs to outlast a decode or an apply on the consumer's task; what it holds
+/// beyond that is memory alone, paid by every watch that syncs at once. Half of `AHEAD_BYTES`
+/// (8 MiB) made a fleet of 20 clusters of 2 000 Pods peak at 269 MiB of heap over its steady
+/// 182; 1 MiB peaks at 192, with every sync speed within its spread (BENCHMARKS.md, scenario 12).
+const READER_BYTES: usize = 4 * RUN_BYTES;
 const _: () = assert!(
     READER_BYTES <= u32::MAX as usize,
     "an event's charge is a u32 of permits"
