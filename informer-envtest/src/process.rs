@@ -174,8 +174,8 @@ fn pick<const N: usize>(
             }
         }
     }
-    // The kernel's choice, for what the candidates did not give: `N` tries per port still
-    // missing, as a port already handed out may come back.
+    // The kernel's choice, for what the candidates did not give: `N x N` tries at most, as a
+    // port already handed out may come back.
     for _ in 0..N * N {
         if held.len() == N {
             break;
@@ -191,19 +191,21 @@ fn pick<const N: usize>(
         }
     }
     let ports: Vec<u16> = held.iter().map(|(port, _)| *port).collect();
-    let ports: [u16; N] = ports.try_into().map_err(|found: Vec<u16>| {
-        Error::Unavailable(format!(
-            "found {} free loopback ports of the {N} needed",
-            found.len()
-        ))
+    let ports: [u16; N] = ports.try_into().map_err(|found: Vec<u16>| Error::Io {
+        what: format!("finding {N} free loopback ports"),
+        source: std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            format!("found {}", found.len()),
+        ),
     })?;
     handed_out.extend(ports);
     Ok(ports)
 }
 
-/// The ports below the kernel's ephemeral range that servers may take, if that range is known
-/// and leaves at least 4 096 ports above 1 024 below it: its lower half, `low / 2 .. low`, which
-/// keeps clear of the well-known ports servers listen on (6443, 10250, ...).
+/// The ports below the kernel's ephemeral range that servers may take, `max(low / 2, 1024) ..
+/// low`, if that range is known and this leaves at least 4 096 ports (`low` at least 8 192).
+/// Starting at half of `low` keeps clear of most of the ports other servers are configured on
+/// (6443, 10250, ...); any port already listening is passed over when probed.
 fn below_ephemeral() -> Option<std::ops::Range<u16>> {
     let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
     let low: u16 = text.split_whitespace().next()?.parse().ok()?;
@@ -221,24 +223,51 @@ pub(crate) fn port_taken(error: &Error) -> bool {
 mod tests {
     use super::*;
 
+    /// The kernel's ephemeral range, read here rather than through [`below_ephemeral`].
+    fn ephemeral_low() -> Option<u16> {
+        let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+
     #[test]
-    fn ports_are_distinct_bindable_never_repeated_and_clear_of_the_ephemeral_range() {
+    fn ports_are_distinct_bindable_and_below_the_ephemeral_range() {
         let [a, b, c] = loopback_ports().unwrap();
         let [d, e, f] = loopback_ports().unwrap();
         let all = BTreeSet::from([a, b, c, d, e, f]);
         assert_eq!(all.len(), 6, "{all:?}");
         for port in all {
             std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-            if let Some(range) = below_ephemeral() {
-                assert!(range.contains(&port), "{port} outside {range:?}");
+            if let Some(low) = ephemeral_low().filter(|low| *low >= 8192) {
+                assert!(port < low, "{port} is in the ephemeral range from {low}");
+                assert!(port >= 1024, "{port} is privileged");
             }
         }
     }
 
     #[test]
+    fn a_port_handed_out_is_not_handed_out_again() {
+        let Some(range) = below_ephemeral() else {
+            return;
+        };
+        // The same offset twice: without the set, the second call would probe the same ports
+        // first, find them free again (they are released) and return them.
+        let mut handed_out = BTreeSet::new();
+        let first: [u16; 3] = pick(Some(range.clone()), 11, &mut handed_out).unwrap();
+        let second: [u16; 3] = pick(Some(range), 11, &mut handed_out).unwrap();
+        assert!(
+            first.iter().all(|p| !second.contains(p)),
+            "{first:?} {second:?}"
+        );
+        assert_eq!(handed_out.len(), 6);
+    }
+
+    #[test]
     fn a_candidate_bound_elsewhere_or_handed_out_is_passed_over() {
         let [port] = loopback_ports().unwrap();
-        let only = Some(port..port + 1);
+        let Some(end) = port.checked_add(1) else {
+            return;
+        };
+        let only = Some(port..end);
         // Free and not handed out (an empty set): the one candidate is the answer.
         assert_eq!(pick(only.clone(), 7, &mut BTreeSet::new()).unwrap(), [port]);
         // Handed out: the kernel's choice instead.

@@ -16,6 +16,11 @@ const READY_TIMEOUT: Duration = Duration::from_secs(180);
 /// How many times a start is tried when a server finds its port taken ([`process::port_taken`]).
 const START_ATTEMPTS: u32 = 3;
 
+/// Whether a start that failed with `error` in attempt `attempt` (from 1) is tried again.
+fn try_again(attempt: u32, error: &Error) -> bool {
+    attempt < START_ATTEMPTS && process::port_taken(error)
+}
+
 /// How long a stopping server may take before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -56,7 +61,7 @@ impl Envtest {
     /// Finds or builds the binaries ([`Binaries`]), starts etcd and kube-apiserver on free
     /// loopback ports and waits until `/readyz` answers `ok` (up to three minutes). A start that
     /// fails because another program bound one of the ports first is tried again on new ports,
-    /// up to three times; the failed attempt's directory keeps its logs.
+    /// in up to three attempts; with the launcher, a failed attempt's directory keeps its log.
     pub async fn start(options: Options) -> Result<Envtest, Error> {
         let find = options.clone();
         let binaries = tokio::task::spawn_blocking(move || Binaries::find(&find))
@@ -65,7 +70,7 @@ impl Envtest {
         let mut attempt = 1;
         loop {
             match Envtest::launch(&options, &binaries).await {
-                Err(e) if attempt < START_ATTEMPTS && process::port_taken(&e) => {
+                Err(e) if try_again(attempt, &e) => {
                     tracing::warn!(
                         attempt,
                         error = %e,
@@ -481,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn a_taken_port_is_tried_again_and_nothing_else_is() {
+    fn a_taken_port_is_tried_again_in_three_attempts_and_nothing_else_is() {
         let dir = std::env::temp_dir().join(format!("envtest-tail-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("kube-apiserver.log");
@@ -491,6 +496,8 @@ mod tests {
             log_tail: tail(&log),
         };
         assert!(process::port_taken(&taken), "{taken}");
+        assert!(try_again(1, &taken) && try_again(2, &taken));
+        assert!(!try_again(START_ATTEMPTS, &taken), "three attempts in all");
         assert!(taken.to_string().contains("errors:\n{\"level\":\"fatal\""));
         std::fs::write(&log, "F1201 05:31:10.9 1 x.go:1] etcd: no such file\n").unwrap();
         let other = Error::Start {
@@ -498,6 +505,7 @@ mod tests {
             log_tail: tail(&log),
         };
         assert!(!process::port_taken(&other));
+        assert!(!try_again(1, &other));
         assert!(!process::port_taken(&Error::Unavailable(
             "address already in use".into()
         )));

@@ -444,8 +444,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn t6_the_reader_task_keeps_wire_order_and_reads_at_most_its_allowance_ahead() {
         let taken = Arc::new(AtomicU64::new(0));
-        let size = 1 << 20;
-        let n = 3 * AHEAD_BYTES / size;
+        // Sixteen events fill the allowance: a bound by count of events would not hold it.
+        let size = READER_BYTES / 16;
+        let n = 4 * READER_BYTES / size;
         let mut events = read_on_own_task(counted_source(n, size, Arc::clone(&taken)));
         // Nobody consumes: the reader stops once its allowance is used, one event past it at most.
         let full = READER_BYTES as u64;
