@@ -41,22 +41,23 @@ fn write_private(path: &Path, text: &str) -> Result<(), Error> {
         .map_err(Error::io(format!("writing {}", path.display())))
 }
 
-/// A random bearer token (48 hex digits).
-pub(crate) fn token() -> Result<String, Error> {
-    let mut bytes = [0u8; 24];
+/// `N` bytes from the system's random source.
+fn random<const N: usize>() -> Result<[u8; N], Error> {
+    let mut bytes = [0u8; N];
     SystemRandom::new()
         .fill(&mut bytes)
         .map_err(|_| Error::Unavailable("the system's random source failed".into()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes)
+}
+
+/// A random bearer token (48 hex digits).
+pub(crate) fn token() -> Result<String, Error> {
+    Ok(random::<24>()?.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// A random number from the system's random source.
 pub(crate) fn random_u32() -> Result<u32, Error> {
-    let mut bytes = [0u8; 4];
-    SystemRandom::new()
-        .fill(&mut bytes)
-        .map_err(|_| Error::Unavailable("the system's random source failed".into()))?;
-    Ok(u32::from_le_bytes(bytes))
+    Ok(u32::from_le_bytes(random()?))
 }
 
 /// Writes `tokens.csv` (the token of `envtest-admin`, in `system:masters`) into `dir`.

@@ -156,22 +156,22 @@ fn pick<const N: usize>(
     handed_out: &mut BTreeSet<u16>,
 ) -> Result<[u16; N], Error> {
     let mut held = Vec::with_capacity(N);
-    if let Some(candidates) = candidates.filter(|c| !c.is_empty()) {
-        let span = u32::from(candidates.end - candidates.start);
-        for i in 0..span {
-            if held.len() == N {
-                break;
-            }
-            let Ok(step) = u16::try_from((offset % span + i) % span) else {
-                continue;
-            };
-            let port = candidates.start + step;
-            if handed_out.contains(&port) {
-                continue;
-            }
-            if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-                held.push((port, listener));
-            }
+    let candidates = candidates.unwrap_or(0..0);
+    let span = candidates.len();
+    // Every candidate once, from `offset` round to just before it.
+    let from_offset = candidates
+        .clone()
+        .chain(candidates)
+        .skip(offset as usize % span.max(1));
+    for port in from_offset.take(span) {
+        if held.len() == N {
+            break;
+        }
+        if handed_out.contains(&port) {
+            continue;
+        }
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push((port, listener));
         }
     }
     // The kernel's choice, for what the candidates did not give: `N x N` tries at most, as a
@@ -207,10 +207,15 @@ fn pick<const N: usize>(
 /// Starting at half of `low` keeps clear of most of the ports other servers are configured on
 /// (6443, 10250, ...); any port already listening is passed over when probed.
 fn below_ephemeral() -> Option<std::ops::Range<u16>> {
-    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
-    let low: u16 = text.split_whitespace().next()?.parse().ok()?;
+    let low = ephemeral_low()?;
     let start = (low / 2).max(1024);
     (low.saturating_sub(start) >= 4096).then_some(start..low)
+}
+
+/// The first port of the kernel's ephemeral range (Linux's `ip_local_port_range`), if known.
+fn ephemeral_low() -> Option<u16> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Whether a failed start failed because a server could not bind its port.
@@ -222,12 +227,6 @@ pub(crate) fn port_taken(error: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The kernel's ephemeral range, read here rather than through [`below_ephemeral`].
-    fn ephemeral_low() -> Option<u16> {
-        let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
-        text.split_whitespace().next()?.parse().ok()
-    }
 
     #[test]
     fn ports_are_distinct_bindable_and_below_the_ephemeral_range() {

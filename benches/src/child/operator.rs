@@ -191,14 +191,11 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let cancel = CancellationToken::new();
     let _stop = cancel.clone().drop_guard();
-    // At its default unless `--decode-threads` asks (`1`: every watch read and decoded on its
-    // informer's own task, without the reader task of T6).
-    let factory = match spec.decode_threads {
-        None => SharedInformerFactory::new(client),
-        asked => SharedInformerFactory::builder(client)
-            .decode_pool(super::ours::decode_pool(asked)?)
-            .build(),
-    };
+    // Without `--decode-threads`, the process-wide pool, as `SharedInformerFactory::new` gives
+    // (`1`: every watch read and decoded on its informer's own task, without the reader task of T6).
+    let factory = SharedInformerFactory::builder(client)
+        .decode_pool(super::ours::decode_pool(spec.decode_threads)?)
+        .build();
     let (shared, mut task) = start(factory, cancel.clone());
     tokio::select! {
         proceed = io.expect(Command::Proceed) => proceed?,
